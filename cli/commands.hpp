@@ -1,0 +1,26 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace trnslurm::cli {
+
+// Exit codes, documented in docs/cli.md.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;  // the command ran and the answer is "no" or "failed"
+inline constexpr int exit_usage = 2;    // bad input: recipe, option, dataset
+inline constexpr int exit_internal = 70;
+
+// A subcommand: CLI11 fills the options bound by its add_* function, then `run` does the work
+// and returns the exit code. Each cmd_*.cpp defines one add_* function.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+// Every subcommand, registered on `app` (the list lives in commands.cpp).
+std::vector<Command> register_commands(CLI::App& app);
+
+}  // namespace trnslurm::cli
