@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Writes the demo's inputs, so the demo needs no download: a Megatron dataset whose token
+stream has learnable structure, and a full (Hugging Face-named) initial checkpoint."""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import megatron
+from model import Config, TinyLlama
+
+
+def documents(rng, vocab: int, tokens: int):
+    """Documents of counting runs with random starts and strides: the next token is predictable
+    from the previous two, so the loss falls quickly."""
+    docs, left = [], tokens
+    while left > 0:
+        n = min(left, int(rng.integers(16, 96)))
+        start, stride = int(rng.integers(0, vocab)), int(rng.integers(1, 4))
+        docs.append([(start + stride * k) % vocab for k in range(n)])
+        left -= n
+    return docs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dataset", required=True, help="output prefix of <prefix>.idx/.bin")
+    ap.add_argument("--checkpoint", required=True, help="directory of the full initial checkpoint")
+    ap.add_argument("--tokens", type=int, default=40000)
+    ap.add_argument("--vocab", type=int, default=256)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--kv-heads", type=int, default=2)
+    ap.add_argument("--intermediate", type=int, default=128)
+    ap.add_argument("--seq-len", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=1234)
+    a = ap.parse_args()
+
+    rng = np.random.default_rng(a.seed)
+    prefix = Path(a.dataset)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    megatron.write(prefix, documents(rng, a.vocab, a.tokens))
+
+    config = Config(a.vocab, a.hidden, a.layers, a.heads, a.kv_heads, a.intermediate, a.seq_len)
+    torch.manual_seed(a.seed)
+    model = TinyLlama(config)
+    out = Path(a.checkpoint)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), out / "model.pt")
+    config.save(out)
+    print(f"dataset {prefix}.idx/.bin ({a.tokens} tokens), checkpoint {out}/model.pt")
+
+
+if __name__ == "__main__":
+    main()
