@@ -1,0 +1,52 @@
+# The .deb: built by CPack from this build, installed with apt (its dependencies are Debian's
+# runtime packages), then a local cluster run from the installed files only, then purged.
+set -euo pipefail
+: "${TRNSLURM_BUILD_DIR:?run through ctest}"
+work=$(mktemp -d)
+cluster=$work/cluster
+checks=0
+cleanup() {
+  /usr/share/trnslurm/scripts/dev-cluster down --dir "$cluster" >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq trnslurm >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  exit 1
+}
+check() {  # check WHAT COMMAND...
+  local what=$1
+  shift
+  checks=$((checks + 1))
+  "$@" || fail "$what"
+}
+
+cpack -G DEB --config "$TRNSLURM_BUILD_DIR/CPackConfig.cmake" -B "$work/pkg" >/dev/null
+deb=$(ls "$work"/pkg/trnslurm_*_amd64.deb)
+check "the package declares its Slurm" sh -c "dpkg-deb -f '$deb' Depends | grep -q 'slurm-client (>= '"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
+
+plugin_dir=$(dpkg -L trnslurm | grep '/trnslurm.so$')
+check "trnslurm on PATH" sh -c "command -v trnslurm | grep -qx /usr/bin/trnslurm"
+check "trnslurm --version" sh -c "trnslurm --version | grep -q '^trnslurm '"
+check "plugin in Slurm's plugin directory" test -f /usr/lib/x86_64-linux-gnu/slurm-wlm/trnslurm.so
+check "plugstack snippet names the installed plugin" \
+  grep -qx "required $plugin_dir" /etc/slurm/plugstack.conf.d/trnslurm.conf
+check "snippet is a conffile" sh -c "dpkg-query -W -f='\${Conffiles}' trnslurm | grep -q plugstack.conf.d/trnslurm.conf"
+check "CPU backend installed" test -f /usr/share/trnslurm/cpu/train.py
+
+# A cluster from the installed files only: the installed dev-cluster, plugin and trnslurm.
+/usr/share/trnslurm/scripts/dev-cluster up --dir "$cluster" --port-base "${TRNSLURM_PORT_BASE:-19817}" \
+  --plugin "$plugin_dir" >/dev/null 2>&1
+eval "$(/usr/share/trnslurm/scripts/dev-cluster env --dir "$cluster")"
+out=$(srun -N 2 bash -c 'echo "$(hostname) ${TRNSLURM_NODE_RANK-unset}"' | sort)
+checks=$((checks + 1))
+[ "$out" = "n1 0
+n2 1" ] || fail "srun through the installed plugin saw: $out"
+/usr/share/trnslurm/scripts/dev-cluster down --dir "$cluster" >/dev/null 2>&1
+
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq trnslurm >/dev/null
+check "purge removes the plugin" test ! -e "$plugin_dir"
+check "purge removes the snippet" test ! -e /etc/slurm/plugstack.conf.d/trnslurm.conf
+echo "ok: $checks checks"
