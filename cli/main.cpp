@@ -1,6 +1,6 @@
 // The one place where exceptions become messages and exit codes (docs/cli.md, "Exit codes").
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -8,11 +8,12 @@
 #include "commands.hpp"
 #include "trnslurm/version.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"trnslurm: train LLMs on AWS Trainium with Slurm", "trnslurm"};
-  app.set_version_flag("-V,--version",
-                       fmt::format("trnslurm {} (built against Slurm {})", trnslurm::version,
-                                   trnslurm::slurm_build_version));
+  app.set_version_flag("-V,--version", fmt::format("trnslurm {} (built against Slurm {})", trnslurm::version,
+                                                   trnslurm::slurm_build_version));
   app.require_subcommand(0, 1);
   app.footer("Run 'trnslurm COMMAND --help' for a command's options and examples.");
 
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) {
-      std::fputs(app.help().c_str(), stdout);
+      (void)std::fputs(app.help().c_str(), stdout);
       return 0;
     }
     for (const auto& command : commands) {
@@ -30,8 +31,18 @@ int main(int argc, char** argv) {
     return trnslurm::cli::exit_usage;
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "trnslurm: internal error: %s\n", e.what());
-    return trnslurm::cli::exit_internal;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    (void)std::fprintf(stderr, "trnslurm: internal error: %s\n", e.what());
+  } catch (...) {
+    (void)std::fputs("trnslurm: internal error\n", stderr);
+  }
+  return trnslurm::cli::exit_internal;
 }
