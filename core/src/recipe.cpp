@@ -375,10 +375,13 @@ class Loader {
       const auto it = std::ranges::find(keys, name, &KeySpec::key);
       if (it == keys.end()) return unknown_key(key, name, section, key_names(keys));
       const std::string path = section + "." + name;
-      if (!has_kind(node, it->kind))
+      if (!has_kind(node, it->kind)) {
+        std::string hint = fmt::format("write it as `{} = {}`", name, example_for(it->kind));
+        if (node.is_string() && (it->kind == Kind::integer || it->kind == Kind::number))
+          hint = fmt::format("remove the quotes: `{} = {}`", name, node.as_string()->get());
         return fail(fmt::format("{} must be {}, got {}", path, kind_name(it->kind), type_name(node)),
-                    to_string(pos(node, path)),
-                    fmt::format("write it as `{} = {}`", name, example_for(it->kind)));
+                    to_string(pos(node, path)), hint);
+      }
       if (it->kind == Kind::env) {
         for (auto&& [var, value] : *node.as_table()) {
           const std::string var_name(var.str());
@@ -652,7 +655,9 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
   }
   if (c.lnc == 0) c.lnc = instance->default_lnc;
   if (auto cpn = cores_per_node(*instance, c.lnc, c.cores_per_node); !cpn) {
-    const std::string key = cpn.error().where;
+    // Point at cores_per_node when it was written, else at the instance that needs it.
+    const std::string key =
+        recipe.positions.contains(cpn.error().where) ? cpn.error().where : "cluster.instance";
     return fail(cpn.error().what, at(key), cpn.error().hint);
   } else {
     c.cores_per_node = *cpn;
