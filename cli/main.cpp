@@ -1,6 +1,6 @@
 // The one place where exceptions become messages and exit codes (docs/cli.md, "Exit codes").
-#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <exception>
@@ -10,8 +10,9 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"trnslurm: train LLMs on AWS Trainium with Slurm", "trnslurm"};
-  app.set_version_flag("-V,--version", fmt::format("trnslurm {} (built against Slurm {})", trnslurm::version,
-                                                   trnslurm::slurm_build_version));
+  app.set_version_flag("-V,--version",
+                       fmt::format("trnslurm {} (built against Slurm {})", trnslurm::version,
+                                   trnslurm::slurm_build_version));
   app.require_subcommand(0, 1);
   app.footer("Run 'trnslurm COMMAND --help' for a command's options and examples.");
 

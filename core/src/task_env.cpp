@@ -13,9 +13,8 @@ Result<bool> parse_env_switch(std::string_view value) {
 std::vector<EnvVar> task_environment(const TaskContext& task, const EnvSettings& settings) {
   std::vector<EnvVar> env;
   if (!settings.enabled) return env;
-  env.push_back(
-      {"TRNSLURM_NODE_RANK", std::to_string(task.node_id),
-       fmt::format("node {} of the step's {} nodes (torchrun --node_rank)", task.node_id, task.nnodes)});
+  env.push_back({"TRNSLURM_NODE_RANK", std::to_string(task.node_id),
+                 fmt::format("node {} of the step's {} nodes (torchrun --node_rank)", task.node_id, task.nnodes)});
   return env;
 }
 

@@ -12,12 +12,12 @@ namespace trnslurm {
 // What Slurm tells us about one task. The plugin fills it from spank_get_item; `trnslurm env`
 // fills it from the command line. Nothing here depends on Slurm's headers.
 struct TaskContext {
-  std::uint32_t node_id = 0;      // S_JOB_NODEID
-  std::uint32_t nnodes = 1;       // S_JOB_NNODES
-  std::uint32_t local_id = 0;     // S_TASK_ID
-  std::uint32_t local_count = 1;  // S_JOB_LOCAL_TASK_COUNT
-  std::uint32_t global_id = 0;    // S_TASK_GLOBAL_ID
-  std::uint32_t total_tasks = 1;  // S_JOB_TOTAL_TASK_COUNT
+  std::uint32_t node_id = 0;       // S_JOB_NODEID
+  std::uint32_t nnodes = 1;        // S_JOB_NNODES
+  std::uint32_t local_id = 0;      // S_TASK_ID
+  std::uint32_t local_count = 1;   // S_JOB_LOCAL_TASK_COUNT
+  std::uint32_t global_id = 0;     // S_TASK_GLOBAL_ID
+  std::uint32_t total_tasks = 1;   // S_JOB_TOTAL_TASK_COUNT
 };
 
 // One variable to set, and why: `trnslurm env --explain` prints the reason.
