@@ -14,6 +14,7 @@ namespace {
 struct PlanArgs {
   RecipeOptions recipe;
   bool json = false;
+  bool verify = false;
   std::string samples;
   std::string tokens;
 };
@@ -33,15 +34,17 @@ Result<DatasetSize> dataset_size(const PlanArgs& args, const Recipe& recipe) {
   if (!args.samples.empty()) {
     auto n = parse_count(args.samples, "--samples");
     if (!n) return std::unexpected(n.error());
-    return DatasetSize{*n, std::nullopt, "given"};
+    DatasetSize size;
+    size.samples = *n;
+    size.format = "given";
+    return size;
   }
   if (!args.tokens.empty()) {
     auto n = parse_count(args.tokens, "--tokens");
     if (!n) return std::unexpected(n.error());
     return dataset_size_from_tokens(*n, recipe.model.seq_len);
   }
-  return fail("this build cannot count datasets yet", recipe.where("dataset.path"),
-              "give the size with --samples N (rows) or --tokens N (Megatron tokens)");
+  return count_recipe_dataset(recipe, args.verify);
 }
 
 void print_table(const Plan& plan, const Recipe& recipe) {
@@ -66,6 +69,7 @@ Command add_plan(CLI::App& app) {
   auto* sub = app.add_subcommand("plan", "Steps per epoch, total steps, warmup and memory fit of a recipe");
   add_recipe_options(*sub, args->recipe);
   sub->add_flag("--json", args->json, "Print the plan as JSON");
+  sub->add_flag("--verify", args->verify, "Read every token offset of the dataset, not only its headers");
   sub->add_option("--samples", args->samples,
                   "Dataset size in samples (rows), instead of reading the dataset")
       ->type_name("N");

@@ -52,7 +52,11 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
 std::string format_bytes(std::uint64_t bytes) {
   const double gib = static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 30);
   if (gib >= 1.0) return fmt::format("{:.1f} GiB", gib);
-  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 20));
+  if (bytes >= (std::uint64_t{1} << 20))
+    return fmt::format("{:.0f} MiB",
+                       static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 20));
+  if (bytes >= 1024) return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / 1024.0);
+  return fmt::format("{} B", bytes);
 }
 
 Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t seq_len) {
@@ -61,7 +65,11 @@ Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t
     return fail(
         fmt::format("the dataset holds {} tokens, not enough for one sequence of {}", tokens, seq_len),
         "dataset", "use a larger dataset or a shorter model.seq_len");
-  return DatasetSize{(tokens - 1) / seq_len, tokens, "megatron"};
+  DatasetSize size;
+  size.samples = (tokens - 1) / seq_len;
+  size.tokens = tokens;
+  size.format = "megatron";
+  return size;
 }
 
 MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint32_t pp, std::uint64_t dp,
@@ -130,6 +138,7 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   if (p.nodes == 0 || p.tp == 0 || p.pp == 0 || p.mbs == 0 || p.gbs == 0 || p.epochs == 0)
     return fail("nodes, tp, pp, gbs, mbs and epochs must be at least 1", recipe.where("train.tp"),
                 "check the [cluster] and [train] sections");
+  p.warnings = dataset.warnings;
   if (dataset.samples == 0)
     return fail("the dataset holds no samples", recipe.where("dataset.path"),
                 "point dataset.path at the training data");
@@ -331,9 +340,11 @@ std::vector<PlanLine> explain(const Plan& p) {
   if (p.dataset.tokens && p.dataset.format == "megatron")
     add("samples", fmt::format("{}", p.dataset.samples),
         fmt::format("(tokens {} - 1) // seq_len {}", *p.dataset.tokens, p.seq_len));
+  else if (p.dataset.format == "given")
+    add("samples", fmt::format("{}", p.dataset.samples), "given on the command line");
   else
     add("samples", fmt::format("{}", p.dataset.samples),
-        fmt::format("rows of the {} dataset", p.dataset.format));
+        fmt::format("rows of the {} dataset ({} files)", p.dataset.format, p.dataset.files));
   add("world_size", fmt::format("{}", p.world_size),
       fmt::format("nodes {} x cores_per_node {} ({}, lnc {})", p.nodes, p.cores_per_node, p.instance, p.lnc));
   add("dp", fmt::format("{}", p.dp),
@@ -361,11 +372,15 @@ std::vector<PlanLine> explain(const Plan& p) {
                                          : fmt::format(", of {} per core{}", format_bytes(p.memory.capacity),
                                                        p.memory.fits() ? "" : ": DOES NOT FIT")));
   if (p.cost) {
-    add("wall_time", fmt::format("{:.1f} h", p.cost->hours),
+    const double h = p.cost->hours;
+    add("wall_time",
+        h >= 1.0 ? fmt::format("{:.1f} h", h)
+                 : (h * 60 >= 1.0 ? fmt::format("{:.1f} min", h * 60) : fmt::format("{:.0f} s", h * 3600)),
         fmt::format("{:.3g} tokens / (tokens_per_second_per_node x {} nodes)", p.cost->tokens, p.nodes));
     if (p.cost->cost)
-      add("cost", fmt::format("{:.2f}", *p.cost->cost),
-          fmt::format("{:.1f} node-hours x price_per_node_hour", p.cost->node_hours));
+      add("cost",
+          *p.cost->cost >= 1.0 ? fmt::format("{:.2f}", *p.cost->cost) : fmt::format("{:.4f}", *p.cost->cost),
+          fmt::format("{:.3g} node-hours x price_per_node_hour", p.cost->node_hours));
   }
   return lines;
 }

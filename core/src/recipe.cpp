@@ -642,6 +642,28 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
   for (const auto& s : section_specs())
     for (const auto& k : s.keys) in.remember(recipe.positions, s.name, k.key);
 
+  // Relative paths written in the recipe are relative to the recipe's directory; those given on
+  // the command line, to the current directory. Jobs get absolute paths whatever their cwd.
+  for (auto [key, value] : std::initializer_list<std::pair<const char*, std::string*>>{
+           {"dataset.path", &recipe.dataset.path},
+           {"model.pretrained", &recipe.model.pretrained},
+           {"checkpoint.dir", &recipe.checkpoint.dir},
+           {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
+           {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
+           {"run.runs_dir", &recipe.run.runs_dir}}) {
+    if (value->empty() || value->find("://") != std::string::npos) continue;
+    const std::filesystem::path given(*value);
+    if (given.is_absolute()) continue;
+    const auto it = recipe.positions.find(key);
+    const bool from_command_line = it != recipe.positions.end() && it->second.line == 0;
+    std::filesystem::path base =
+        from_command_line ? std::filesystem::path{} : std::filesystem::path(file).parent_path();
+    std::error_code ec;
+    base = std::filesystem::absolute(base.empty() ? std::filesystem::path(".") : base, ec);
+    if (ec) continue;
+    *value = (base / given).lexically_normal().string();
+  }
+
   // Cross-checks.
   const auto at = [&](std::string_view key) { return recipe.where(key); };
   const auto* instance = find_instance(c.instance);

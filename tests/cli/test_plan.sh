@@ -67,6 +67,17 @@ run plan -r other.toml --tokens 32001 --json
 expect_eq "--tokens samples" 1000 "$(json_value samples)"
 expect_eq "--tokens tokens" 32001 "$(json_value tokens)"
 
+# The dataset is counted from its headers: relative --dataset paths are relative to the cwd.
+mkdir -p data && cp -r "$TRNSLURM_SOURCE_DIR/tests/fixtures/datasets/hf_fixed" data/
+run plan -r other.toml --dataset data/hf_fixed --set train.gbs=4 --set model.seq_len=16 --json
+expect_eq "dataset plan exit" 0 "$rc"
+expect_eq "dataset samples" 32 "$(json_value samples)"
+expect_eq "dataset path resolved" "$work/data/hf_fixed" "$(json_value dataset_path)"
+expect_eq "dataset steps" 8 "$(json_value steps_per_epoch)"
+run plan -r other.toml --dataset data/missing
+expect_eq "missing dataset exit" 2 "$rc"
+expect_contains "missing dataset names it" "$work/data/missing" "$err"
+
 # Bad input: exit 2 with where and a hint; nothing on stdout.
 run plan -r other.toml --samples 1000 --set train.gsb=8
 expect_eq "unknown --set exit" 2 "$rc"

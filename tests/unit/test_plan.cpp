@@ -18,7 +18,10 @@ Recipe bundled(const std::string& name, const std::vector<Override>& overrides =
 }
 
 DatasetSize rows(std::uint64_t n) {
-  return DatasetSize{n, std::nullopt, "given"};
+  DatasetSize size;
+  size.samples = n;
+  size.format = "given";
+  return size;
 }
 
 Plan plan_of(const Recipe& recipe, std::uint64_t samples) {

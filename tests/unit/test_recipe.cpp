@@ -53,7 +53,7 @@ TEST_CASE("recipe: a complete recipe loads every key") {
   CHECK(recipe.checkpoint.every == 500);
   CHECK(recipe.estimate.tokens_per_second_per_node == Approx(100000));
   CHECK(recipe.estimate.price_per_node_hour == Approx(44.5));
-  CHECK(recipe.run.runs_dir == "my-runs");
+  CHECK(recipe.run.runs_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/my-runs");  // beside the recipe
   CHECK(recipe.slurm.partition == "trn");
   CHECK(recipe.slurm.account == "ml");
   CHECK(recipe.slurm.qos == "high");
@@ -96,7 +96,8 @@ TEST_CASE("recipe: the required keys alone get the documented defaults") {
   CHECK(r->dataset.format == "auto");
   CHECK(r->dataset.split == "train");
   CHECK(r->checkpoint.every == 0);
-  CHECK(r->run.runs_dir == "runs");
+  CHECK(r->run.runs_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/runs");
+  CHECK(r->checkpoint.dir == std::string(TRNSLURM_FIXTURES) + "/recipes/checkpoints");
   CHECK(r->slurm.partition.empty());
   CHECK(r->slurm.exclusive);
   CHECK(r->slurm.sbatch_args.empty());
@@ -220,6 +221,15 @@ TEST_CASE("recipe: overrides are applied before validation and type-checked") {
     CHECK_FALSE(parse_override("nosection=1").has_value());
     CHECK_FALSE(parse_override("=1").has_value());
   }
+}
+
+TEST_CASE("recipe: relative paths follow the recipe's directory, or the cwd when given on the command line") {
+  auto r = load_recipe(fixture("minimal.toml"), {{"dataset.path", "data/../train", "--dataset"},
+                                                 {"checkpoint.export_dir", "s3://bucket/out", ""}});
+  REQUIRE(r.has_value());
+  CHECK(r->dataset.path == (std::filesystem::current_path() / "train").string());
+  CHECK(r->checkpoint.export_dir == "s3://bucket/out");
+  CHECK(r->checkpoint.converted_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/converted");
 }
 
 TEST_CASE("recipe: the key list covers every section") {
