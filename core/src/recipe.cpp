@@ -582,7 +582,6 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
 
   Recipe recipe;
   recipe.source = file;
-  constexpr auto u32max = std::numeric_limits<std::uint32_t>::max();
   auto& m = recipe.model;
   in.read_string(m.name, "model", "name");
   in.read_string(m.pretrained, "model", "pretrained");
@@ -597,11 +596,11 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
            in.read_uint(m.kv_heads, "model", "kv_heads", 1, 1u << 16),
            in.read_uint(m.ffn_hidden, "model", "ffn_hidden", 1, 1u << 26),
            in.read_uint(m.vocab, "model", "vocab", 1, 1u << 26),
-           in.read_uint(m.seq_len, "model", "seq_len", 1, 1u << 26),
+           in.read_uint(m.seq_len, "model", "seq_len", 1, 1u << 24),
            in.read_uint(c.nodes, "cluster", "nodes", 1, 100000), in.read_uint(c.lnc, "cluster", "lnc", 1, 2),
            in.read_uint(t.tp, "train", "tp", 1, 1u << 16), in.read_uint(t.pp, "train", "pp", 1, 1u << 16),
-           in.read_uint(t.gbs, "train", "gbs", 1, std::uint64_t{1} << 40),
-           in.read_uint(t.mbs, "train", "mbs", 1, std::uint64_t{1} << 32),
+           in.read_uint(t.gbs, "train", "gbs", 1, std::uint64_t{1} << 32),
+           in.read_uint(t.mbs, "train", "mbs", 1, std::uint64_t{1} << 24),
            in.read_uint(t.epochs, "train", "epochs", 1, 1000000), in.read_number(t.lr, "train", "lr", 0, 10),
            in.read_number(t.warmup_ratio, "train", "warmup_ratio", 0, 1),
            in.read_uint(recipe.checkpoint.every, "checkpoint", "every"),
@@ -612,7 +611,7 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
       !r)
     return std::unexpected(r.error());
   {
-    auto v = in.uint_value("cluster", "cores_per_node", 1, u32max);
+    auto v = in.uint_value("cluster", "cores_per_node", 1, 1u << 16);
     if (!v) return std::unexpected(v.error());
     if (*v) c.cores_per_node = static_cast<std::uint32_t>(**v);
     auto w = in.uint_value("train", "warmup_steps", 0, std::numeric_limits<std::uint64_t>::max());

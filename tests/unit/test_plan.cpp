@@ -342,3 +342,21 @@ TEST_CASE("plan: the explanation names each figure and its inputs") {
   CHECK(find("total_steps").from == "floor(epochs 1 x 62500 / 64): micro-steps carry across epochs");
   CHECK_THAT(find("memory_per_core").from, Catch::Contains("of 16.0 GiB per core"));
 }
+
+TEST_CASE("plan: absurd shapes saturate the estimate instead of wrapping around") {
+  const Plan p = plan_of(bundled("tiny-cpu", {{"model.layers", "100000", ""},
+                                              {"model.hidden", "16777216", ""},
+                                              {"model.heads", "1", ""},
+                                              {"model.kv_heads", "1", ""},
+                                              {"model.ffn_hidden", "67108864", ""},
+                                              {"model.vocab", "67108864", ""},
+                                              {"model.seq_len", "16777216", ""}}),
+                         1000);
+  CHECK(p.memory.total == std::numeric_limits<std::uint64_t>::max());
+  const Plan trn = plan_of(bundled("llama2-7b-trn1", {{"model.layers", "100000", ""},
+                                                      {"model.hidden", "16777216", ""},
+                                                      {"model.heads", "8", ""},
+                                                      {"model.kv_heads", "8", ""}}),
+                           10'000'000);
+  CHECK_FALSE(trn.memory.fits());
+}
