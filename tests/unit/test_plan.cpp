@@ -360,3 +360,10 @@ TEST_CASE("plan: absurd shapes saturate the estimate instead of wrapping around"
                            10'000'000);
   CHECK_FALSE(trn.memory.fits());
 }
+
+TEST_CASE("plan: epochs that would overflow the step counter are refused") {
+  const Error e = refusal(bundled("tiny-cpu", {{"train.epochs", "1000000", ""}, {"train.gbs", "4", ""}}),
+                          std::numeric_limits<std::uint64_t>::max());
+  CHECK_THAT(e.what, Catch::Contains("overflow a 64-bit step counter"));
+  CHECK(e.where == "--set train.epochs");
+}
