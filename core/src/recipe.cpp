@@ -801,9 +801,16 @@ Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<
   if (!in)
     return fail("cannot read the recipe", path.string(),
                 "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto recipe = load_recipe_text(text.str(), path.string(), overrides);
+  // A recipe is a few kilobytes; refusing anything beyond 1 MiB keeps `-r /dev/zero` or a
+  // dataset passed by mistake from being read into memory.
+  constexpr std::size_t max_size = std::size_t{1} << 20;
+  std::string text(max_size + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_size)
+    return fail("the recipe is larger than 1 MiB", path.string(),
+                "check the path: a recipe is a small TOML file");
+  auto recipe = load_recipe_text(text, path.string(), overrides);
   if (recipe) recipe->source = path;
   return recipe;
 }

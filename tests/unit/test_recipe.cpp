@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "trnslurm/recipe.hpp"
@@ -238,4 +240,32 @@ TEST_CASE("recipe: the key list covers every section") {
                         "checkpoint.every", "estimate.price_per_node_hour", "run.runs_dir",
                         "slurm.sbatch_args", "stages.convert_back.command", "stages.train.env"})
     CHECK(std::find(keys.begin(), keys.end(), k) != keys.end());
+}
+
+TEST_CASE("recipe: damaged text is an error, never a crash") {
+  std::ifstream in(fixture("valid.toml"), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.size() > 500);
+  std::size_t errors = 0;
+  // Every prefix, and every byte replaced by characters that break TOML in different ways.
+  for (std::size_t n = 0; n < text.size(); ++n)
+    if (!load_recipe_text(text.substr(0, n), "cut.toml").has_value()) ++errors;
+  for (std::size_t i = 0; i < text.size(); i += 3) {
+    for (const char c : {'\0', '"', '[', '=', '\n', '\xff'}) {
+      std::string damaged = text;
+      damaged[i] = c;
+      const auto r = load_recipe_text(damaged, "damaged.toml");
+      if (!r) {
+        ++errors;
+        CHECK_THAT(r.error().where, Catch::StartsWith("damaged.toml"));
+      }
+    }
+  }
+  CHECK(errors > text.size());  // most damage is caught, and nothing threw or crashed
+}
+
+TEST_CASE("recipe: a huge file is refused without reading it all") {
+  const auto r = load_recipe("/dev/zero");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().what == "the recipe is larger than 1 MiB");
 }
