@@ -38,9 +38,15 @@ Result<void> write_file(const std::filesystem::path& path, std::string_view text
   } else {
     std::filesystem::create_hard_link(tmp, path, ec);
     std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    if (ec == std::errc::file_exists)
+    if (ec == std::errc::file_exists) {
+      std::filesystem::remove(tmp, ignored);
       return fail("already exists", path.string(), "pass --force to overwrite it");
+    }
+    if (ec && !std::filesystem::exists(path, ignored)) {
+      std::filesystem::rename(tmp, path, ec);  // a filesystem without hard links
+    } else {
+      std::filesystem::remove(tmp, ignored);
+    }
   }
   if (ec) {
     std::filesystem::remove(tmp, ec);
