@@ -8,9 +8,10 @@
 namespace trnslurm::cli {
 
 void add_recipe_options(CLI::App& app, RecipeOptions& options) {
-  app.add_option("-r,--recipe", options.path, "Recipe file (default: ./trnslurm.toml)");
+  app.add_option("-r,--recipe", options.path, "Recipe file (default: ./trnslurm.toml)")->type_name("PATH");
   app.add_option("--set", options.sets, "Override a recipe value: section.key=value (repeatable)")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   app.add_option("--nodes", options.nodes, "Override cluster.nodes")->type_name("N");
   app.add_option("--epochs", options.epochs, "Override train.epochs")->type_name("E");
   app.add_option("--dataset", options.dataset, "Override dataset.path")->type_name("PATH");

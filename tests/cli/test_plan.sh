@@ -78,6 +78,10 @@ run plan -r other.toml --dataset data/missing
 expect_eq "missing dataset exit" 2 "$rc"
 expect_contains "missing dataset names it" "$work/data/missing" "$err"
 
+# Each --set takes exactly one value: a stray word is an error, not another override.
+run plan -r other.toml --samples 1000 --set train.gbs=16 stray
+expect_eq "stray argument exit" 2 "$rc"
+
 # Bad input: exit 2 with where and a hint; nothing on stdout.
 run plan -r other.toml --samples 1000 --set train.gsb=8
 expect_eq "unknown --set exit" 2 "$rc"
