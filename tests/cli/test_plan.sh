@@ -81,6 +81,10 @@ expect_contains "missing dataset names it" "$work/data/missing" "$err"
 # Each --set takes exactly one value: a stray word is an error, not another override.
 run plan -r other.toml --samples 1000 --set train.gbs=16 stray
 expect_eq "stray argument exit" 2 "$rc"
+run plan --no-such-option
+expect_eq "unknown option exit" 2 "$rc"
+run plan --help
+expect_eq "help exit" 0 "$rc"
 
 # Bad input: exit 2 with where and a hint; nothing on stdout.
 run plan -r other.toml --samples 1000 --set train.gsb=8
