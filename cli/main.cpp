@@ -30,7 +30,8 @@ int run(int argc, char** argv) {
     }
     return trnslurm::cli::exit_usage;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with code 0; every other parse error is bad input.
+    return app.exit(e) == 0 ? trnslurm::cli::exit_ok : trnslurm::cli::exit_usage;
   }
 }
 
