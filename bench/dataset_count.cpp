@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,9 +33,12 @@ namespace craft = trnslurm::test::craft;
 
 namespace {
 
-std::uint64_t arg(const char* s) { return std::strtoull(s, nullptr, 10); }
+std::uint64_t arg(const char* s) {
+  return std::strtoull(s, nullptr, 10);
+}
 
-int generate(const fs::path& dir, std::uint64_t shards, std::int64_t rows, std::int64_t seq_len, int batches) {
+int generate(const fs::path& dir, std::uint64_t shards, std::int64_t rows, std::int64_t seq_len,
+             int batches) {
   fs::create_directories(dir);
   const auto schema = craft::schema_message();
   const auto batch = craft::list_batch_message(rows, seq_len);
@@ -77,7 +80,8 @@ int count(const fs::path& dir, int repeats) {
   {
     std::ifstream in(dir / "state.json");
     const auto state = nlohmann::json::parse(in);
-    for (const auto& f : state["_data_files"]) paths.push_back((dir / f["filename"].get<std::string>()).string());
+    for (const auto& f : state["_data_files"])
+      paths.push_back((dir / f["filename"].get<std::string>()).string());
   }
   std::uint64_t apparent = 0;
   const auto stat_all = [&] {
@@ -111,10 +115,11 @@ int count(const fs::path& dir, int repeats) {
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
   const double s = median(stat_ms), k = median(count_ms);
-  fmt::print("shards={} apparent_size={:.1f}GiB rows={} stat_ms={:.1f} count_ms={:.1f} ratio={:.2f} "
-             "count_us_per_shard={:.2f} peak_rss_mib={:.1f}\n",
-             paths.size(), static_cast<double>(apparent) / (1024.0 * 1024 * 1024), rows, s, k, k / s,
-             1000.0 * k / static_cast<double>(paths.size()), static_cast<double>(ru.ru_maxrss) / 1024.0);
+  fmt::print(
+      "shards={} apparent_size={:.1f}GiB rows={} stat_ms={:.1f} count_ms={:.1f} ratio={:.2f} "
+      "count_us_per_shard={:.2f} peak_rss_mib={:.1f}\n",
+      paths.size(), static_cast<double>(apparent) / (1024.0 * 1024 * 1024), rows, s, k, k / s,
+      1000.0 * k / static_cast<double>(paths.size()), static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }
 
@@ -126,7 +131,8 @@ int main(int argc, char** argv) {
     return generate(argv[2], arg(argv[3]), static_cast<std::int64_t>(arg(argv[4])),
                     static_cast<std::int64_t>(arg(argv[5])), static_cast<int>(arg(argv[6])));
   }
-  if (mode == "count" && (argc == 3 || argc == 4)) return count(argv[2], argc == 4 ? static_cast<int>(arg(argv[3])) : 5);
+  if (mode == "count" && (argc == 3 || argc == 4))
+    return count(argv[2], argc == 4 ? static_cast<int>(arg(argv[3])) : 5);
   std::fprintf(stderr,
                "usage: bench_dataset_count generate DIR SHARDS ROWS SEQ_LEN BATCHES\n"
                "       bench_dataset_count count DIR [REPEATS]\n");
