@@ -432,7 +432,11 @@ class Counter {
 Result<ArrowFileCount> count_arrow(const std::filesystem::path& path, const ArrowOptions& options) {
   auto file = ReadOnlyFile::open(path);
   if (!file) return std::unexpected(file.error());
-  Counter counter(*file, options);
+  return count_arrow(*file, options);
+}
+
+Result<ArrowFileCount> count_arrow(const ReadOnlyFile& file, const ArrowOptions& options) {
+  Counter counter(file, options);
   return counter.run();
 }
 
