@@ -3,8 +3,7 @@
 namespace trnslurm::cli {
 
 std::vector<Command> register_commands(CLI::App& app) {
-  (void)app;
-  return {};
+  return {add_init(app), add_recipes(app), add_plan(app)};
 }
 
 }  // namespace trnslurm::cli

@@ -20,6 +20,10 @@ struct Command {
   std::function<int()> run;
 };
 
+Command add_init(CLI::App& app);
+Command add_recipes(CLI::App& app);
+Command add_plan(CLI::App& app);
+
 // Every subcommand, registered on `app` (the list lives in commands.cpp).
 std::vector<Command> register_commands(CLI::App& app);
 

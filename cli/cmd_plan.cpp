@@ -1,0 +1,63 @@
+// `trnslurm plan`: the steps, warmup, parallelism and memory fit of a recipe on its dataset.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "recipe_options.hpp"
+#include "trnslurm/plan.hpp"
+
+namespace trnslurm::cli {
+
+namespace {
+struct PlanArgs {
+  RecipeOptions recipe;
+  DatasetOptions dataset;
+  bool json = false;
+};
+
+void print_table(const Plan& plan, const Recipe& recipe) {
+  fmt::print("plan for {} on {} x {} (recipe {})\n",
+             recipe.model.name.empty() ? "the model" : recipe.model.name, plan.nodes, plan.instance,
+             recipe.source.string());
+  const auto lines = explain(plan);
+  std::size_t name_width = 0;
+  std::size_t value_width = 0;
+  for (const auto& l : lines) {
+    name_width = std::max(name_width, l.name.size());
+    value_width = std::max(value_width, l.value.size());
+  }
+  for (const auto& l : lines)
+    fmt::print("  {:<{}}  {:>{}}  {}\n", l.name, name_width, l.value, value_width, l.from);
+  for (const auto& w : plan.warnings) fmt::print(stderr, "warning: {}\n", w);
+}
+}  // namespace
+
+Command add_plan(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  auto* sub = app.add_subcommand("plan", "Steps per epoch, total steps, warmup and memory fit of a recipe");
+  add_recipe_options(*sub, args->recipe);
+  sub->add_flag("--json", args->json, "Print the plan as JSON");
+  add_dataset_options(*sub, args->dataset);
+  sub->footer("Exit codes: 0 planned (warnings on stderr), 2 bad recipe, option or dataset.");
+  return {sub, [args] {
+            auto recipe = args->recipe.load();
+            if (!recipe) {
+              print_error(recipe.error());
+              return exit_usage;
+            }
+            auto plan = args->dataset.plan(*recipe);
+            if (!plan) {
+              print_error(plan.error());
+              return exit_usage;
+            }
+            if (args->json) {
+              fmt::print("{}\n", to_json(*plan).dump(2));
+            } else {
+              print_table(*plan, *recipe);
+            }
+            return exit_ok;
+          }};
+}
+
+}  // namespace trnslurm::cli
