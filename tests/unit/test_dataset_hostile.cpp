@@ -220,3 +220,21 @@ TEST_CASE("dataset hostile: file footers that repeat, overlap or point outside t
   schema_block.body_length = 0;
   expect_footer_error({schema_block}, body);
 }
+
+TEST_CASE("dataset hostile: pre-0.15 streams without the continuation marker still count") {
+  // The legacy framing: i32 metadata length, metadata, body; end marker: four zero bytes.
+  craft::Bytes bytes;
+  const auto schema = craft::schema_message();
+  bytes.insert(bytes.end(), schema.begin() + 4, schema.end());
+  for (int i = 0; i < 3; ++i) {
+    const auto batch = craft::list_batch_message(5, 2);
+    bytes.insert(bytes.end(), batch.begin() + 4, batch.end());
+    bytes.resize(bytes.size() + static_cast<std::size_t>(craft::list_body_length(5, 2)), 0);
+  }
+  bytes.insert(bytes.end(), 4, 0);
+  const Written w(bytes);
+  const auto c = w.count();
+  REQUIRE(c.has_value());
+  CHECK(c->rows == 15);
+  CHECK(c->tokens == 30);
+}
