@@ -16,8 +16,11 @@ namespace fb = arrow_fb;
 using fb::MessageHeader;
 
 constexpr std::uint32_t continuation_marker = 0xFFFFFFFFu;
-// One pread per message: its prefix and metadata almost always fit in this much.
-constexpr std::size_t head_bytes = 4096;
+// Bytes read at once: the first read of a file takes the schema (Hugging Face's carries the
+// features as JSON) and, in small shards, the batches after it; later reads take one record
+// batch's metadata. Reading more costs copies and page-cache lookups of body bytes never used.
+constexpr std::uint64_t first_read = 4096;
+constexpr std::uint64_t next_read = 512;
 // Token offsets are read in slices of this many bytes under --verify.
 constexpr std::size_t offsets_slice = 64 * 1024;
 constexpr std::string_view corrupt_hint = "the file is damaged or not an Arrow IPC file: regenerate it";
@@ -47,8 +50,23 @@ struct Message {
 
 class Reader {
  public:
-  Reader(const ReadOnlyFile& file, const ArrowOptions& options) : file_(file), options_(options) {
-    buf_.reserve(head_bytes);
+  Reader(const ReadOnlyFile& file, const ArrowOptions& options) : file_(file), options_(options) {}
+
+  // [offset, offset + length) of the file, served from the last read when it holds them; else
+  // one read of at least that much (a first read takes the schema, later ones a batch's metadata).
+  Result<const std::byte*> fetch(std::uint64_t offset, std::uint64_t length, std::string_view what) {
+    if (window_read_ && offset >= window_start_ && offset - window_start_ <= window_.size() &&
+        length <= window_.size() - (offset - window_start_)) {
+      return window_.data() + (offset - window_start_);
+    }
+    if (!file_.contains(offset, length)) return std::unexpected(file_.past_end(offset, length, what));
+    const std::uint64_t want = std::max<std::uint64_t>(length, window_read_ ? next_read : first_read);
+    window_.resize(static_cast<std::size_t>(std::min(want, file_.size() - offset)));
+    window_read_ = false;
+    if (auto r = file_.read(offset, window_, what); !r) return std::unexpected(r.error());
+    window_start_ = offset;
+    window_read_ = true;
+    return window_.data();
   }
 
   Error error(std::uint64_t offset, std::string what, std::string_view hint = corrupt_hint) const {
@@ -64,14 +82,16 @@ class Reader {
     if (avail < 4) {
       return std::unexpected(file_.past_end(offset, 4, "the next Arrow message or the end-of-stream marker"));
     }
-    buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(head_bytes, avail)));
-    if (auto r = file_.read(offset, buf_, "an Arrow message"); !r) return std::unexpected(r.error());
+    auto head = fetch(offset, 4, "an Arrow message prefix");
+    if (!head) return std::unexpected(head.error());
     std::uint64_t prefix = 4;
-    auto metadata_length = load<std::int32_t>(buf_.data());
-    if (load<std::uint32_t>(buf_.data()) == continuation_marker) {
+    auto metadata_length = load<std::int32_t>(*head);
+    if (load<std::uint32_t>(*head) == continuation_marker) {
       if (avail < 8) return std::unexpected(file_.past_end(offset, 8, "an Arrow message prefix"));
+      head = fetch(offset, 8, "an Arrow message prefix");
+      if (!head) return std::unexpected(head.error());
       prefix = 8;
-      metadata_length = load<std::int32_t>(buf_.data() + 4);
+      metadata_length = load<std::int32_t>(*head + 4);
     }
     if (metadata_length == 0) return std::optional<Message>{};  // end-of-stream marker
     if (metadata_length < 0 || static_cast<std::uint64_t>(metadata_length) > max_arrow_metadata) {
@@ -82,16 +102,11 @@ class Reader {
     if (meta_len > avail - prefix) {
       return std::unexpected(file_.past_end(offset + prefix, meta_len, "an Arrow message's metadata"));
     }
-    // The flatbuffer must start at an 8-byte aligned address: move it to the buffer's start.
-    if (prefix + meta_len <= buf_.size()) {
-      std::memmove(buf_.data(), buf_.data() + prefix, static_cast<std::size_t>(meta_len));
-    } else {
-      buf_.resize(static_cast<std::size_t>(meta_len));
-      if (auto r = file_.read(offset + prefix, buf_, "an Arrow message's metadata"); !r) {
-        return std::unexpected(r.error());
-      }
-    }
-    const std::span<const std::byte> meta(buf_.data(), static_cast<std::size_t>(meta_len));
+    auto bytes = fetch(offset + prefix, meta_len, "an Arrow message's metadata");
+    if (!bytes) return std::unexpected(bytes.error());
+    // flatbuffers reads scalars in place: the metadata gets a buffer of its own, 16-byte aligned.
+    meta_.assign(*bytes, *bytes + meta_len);
+    const std::span<const std::byte> meta(meta_.data(), meta_.size());
 
     Message m;
     m.offset = offset;
@@ -262,11 +277,23 @@ class Reader {
 
   const ReadOnlyFile& file_;
   const ArrowOptions& options_;
-  std::vector<std::byte> buf_;
+  std::vector<std::byte> window_;
+  std::uint64_t window_start_ = 0;
+  bool window_read_ = false;
+  std::vector<std::byte> meta_;
 };
 
 class Counter {
  public:
+  Result<ArrowFileCount> run() {
+    if (file_.size() >= 6) {
+      auto magic = reader_.fetch(0, 6, "the file's magic");
+      if (!magic) return std::unexpected(magic.error());
+      if (std::memcmp(*magic, "ARROW1", 6) == 0) return file();
+    }
+    return stream();
+  }
+
   Counter(const ReadOnlyFile& file, const ArrowOptions& options)
       : file_(file), options_(options), reader_(file, options) {}
 
@@ -405,13 +432,12 @@ class Counter {
 Result<ArrowFileCount> count_arrow(const std::filesystem::path& path, const ArrowOptions& options) {
   auto file = ReadOnlyFile::open(path);
   if (!file) return std::unexpected(file.error());
-  Counter counter(*file, options);
-  std::array<std::byte, 6> magic{};
-  if (file->size() >= magic.size()) {
-    if (auto r = file->read(0, magic, "the file's magic"); !r) return std::unexpected(r.error());
-    if (std::memcmp(magic.data(), "ARROW1", magic.size()) == 0) return counter.file();
-  }
-  return counter.stream();
+  return count_arrow(*file, options);
+}
+
+Result<ArrowFileCount> count_arrow(const ReadOnlyFile& file, const ArrowOptions& options) {
+  Counter counter(file, options);
+  return counter.run();
 }
 
 }  // namespace trnslurm::dataset

@@ -14,6 +14,8 @@
 
 namespace trnslurm::dataset {
 
+class ReadOnlyFile;
+
 struct ArrowOptions {
   std::string_view token_column = "input_ids";
   bool verify = false;                   // read the token offsets of every record batch
@@ -35,5 +37,7 @@ struct ArrowFileCount {
 inline constexpr std::uint64_t max_arrow_metadata = 16u << 20;
 
 Result<ArrowFileCount> count_arrow(const std::filesystem::path& path, const ArrowOptions& options);
+// The same for an opened file.
+Result<ArrowFileCount> count_arrow(const ReadOnlyFile& file, const ArrowOptions& options);
 
 }  // namespace trnslurm::dataset

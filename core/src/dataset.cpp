@@ -33,6 +33,7 @@ fs::path megatron_idx(const fs::path& p) {
     idx.replace_extension(".idx");
     return idx;
   }
+  if (is_file(p)) return p;  // an index without the usual extension (detected by its magic)
   return fs::path(p.native() + ".idx");
 }
 

@@ -15,8 +15,36 @@ std::string where(const std::filesystem::path& file, std::uint64_t offset) {
   return fmt::format("{}:offset {}", file.string(), offset);
 }
 
+namespace {
+constexpr int open_flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+}
+
 Result<ReadOnlyFile> ReadOnlyFile::open(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  return adopt(::open(path.c_str(), open_flags), path);
+}
+
+Result<ReadOnlyFile> ReadOnlyFile::open_in(const Directory& dir, const char* name,
+                                           const std::filesystem::path& path) {
+  return adopt(::openat(dir.fd(), name, open_flags), path);
+}
+
+Result<Directory> Directory::open(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return fail(fmt::format("cannot open the directory: {}", std::generic_category().message(err)),
+                path.string(), "check the dataset path and its permissions");
+  }
+  return Directory(fd);
+}
+
+Directory::Directory(Directory&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+Directory::~Directory() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<ReadOnlyFile> ReadOnlyFile::adopt(int fd, const std::filesystem::path& path) {
   if (fd < 0) {
     const int err = errno;
     return fail(fmt::format("cannot open: {}", std::generic_category().message(err)), path.string(),
@@ -27,6 +55,9 @@ Result<ReadOnlyFile> ReadOnlyFile::open(const std::filesystem::path& path) {
     ::close(fd);
     return fail("not a regular file", path.string(), "a dataset file must be a regular file");
   }
+  // Only headers are read, a few hundred bytes here and there: read-ahead would pull in the
+  // record batch bodies around them (megabytes per shard on a cold cache or a network file system).
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
   return ReadOnlyFile(fd, static_cast<std::uint64_t>(st.st_size), path);
 }
 

@@ -36,6 +36,11 @@ class ReadOnlyFile {
   // A regular file (symlinks followed); directories, devices and FIFOs are refused, so a read
   // never blocks on a pipe.
   static Result<ReadOnlyFile> open(const std::filesystem::path& path);
+  // The same, `name` looked up in the directory `dir` (an open descriptor) rather than from the
+  // root: a dataset of 10,000 shards walks its directory's path once, not 10,000 times. `path` is
+  // what errors name.
+  static Result<ReadOnlyFile> open_in(const class Directory& dir, const char* name,
+                                      const std::filesystem::path& path);
 
   ReadOnlyFile(ReadOnlyFile&& other) noexcept;
   ReadOnlyFile& operator=(ReadOnlyFile&& other) noexcept;
@@ -59,11 +64,28 @@ class ReadOnlyFile {
   Error past_end(std::uint64_t offset, std::uint64_t length, std::string_view what) const;
 
  private:
+  static Result<ReadOnlyFile> adopt(int fd, const std::filesystem::path& path);
   ReadOnlyFile(int fd, std::uint64_t size, std::filesystem::path path)
       : fd_(fd), size_(size), path_(std::move(path)) {}
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::filesystem::path path_;
+};
+
+// An open directory, to open the files in it by name.
+class Directory {
+ public:
+  static Result<Directory> open(const std::filesystem::path& path);
+  Directory(Directory&& other) noexcept;
+  Directory& operator=(Directory&&) = delete;
+  Directory(const Directory&) = delete;
+  Directory& operator=(const Directory&) = delete;
+  ~Directory();
+  int fd() const { return fd_; }
+
+ private:
+  explicit Directory(int fd) : fd_(fd) {}
+  int fd_ = -1;
 };
 
 // Reads a whole small text file (state.json, dataset_info.json...), refusing one over max_bytes.

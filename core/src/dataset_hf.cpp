@@ -115,8 +115,10 @@ Result<DatasetCount> count_hf(const fs::path& dir, const DatasetRequest& request
     if (names->empty()) {
       return fail("state.json lists no data files", state_file.string(), "save the dataset again");
     }
+    auto handle = Directory::open(dir);
+    if (!handle) return std::unexpected(handle.error());
     for (const auto& name : *names) {
-      if (auto r = shards.add(dir / name); !r) return std::unexpected(r.error());
+      if (auto r = shards.add(*handle, name, dir / name); !r) return std::unexpected(r.error());
     }
     if (auto r = shards.finish(out); !r) return std::unexpected(r.error());
     // Datasets before 2.8 could save an indices mapping (after select/shuffle) beside the data:

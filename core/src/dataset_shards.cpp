@@ -13,7 +13,21 @@ ArrowShards::ArrowShards(const DatasetRequest& request) : request_(request) {
 }
 
 Result<void> ArrowShards::add(const std::filesystem::path& file) {
-  auto c = count_arrow(file, options_);
+  auto opened = ReadOnlyFile::open(file);
+  if (!opened) return std::unexpected(opened.error());
+  return add(*opened);
+}
+
+Result<void> ArrowShards::add(const Directory& dir, const std::string& name,
+                              const std::filesystem::path& file) {
+  auto opened = ReadOnlyFile::open_in(dir, name.c_str(), file);
+  if (!opened) return std::unexpected(opened.error());
+  return add(*opened);
+}
+
+Result<void> ArrowShards::add(const ReadOnlyFile& opened) {
+  const auto& file = opened.path();
+  auto c = count_arrow(opened, options_);
   if (!c) return std::unexpected(c.error());
   if (!layout_) {
     layout_ = c->layout;

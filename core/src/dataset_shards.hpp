@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "arrow_ipc.hpp"
+#include "dataset_file.hpp"
 #include "trnslurm/dataset.hpp"
 
 namespace trnslurm::dataset {
@@ -17,6 +18,8 @@ class ArrowShards {
   explicit ArrowShards(const DatasetRequest& request);
 
   Result<void> add(const std::filesystem::path& file);
+  // A file of an open directory, by name; `file` is its path, for errors.
+  Result<void> add(const Directory& dir, const std::string& name, const std::filesystem::path& file);
 
   std::uint64_t rows() const { return rows_; }
   std::uint64_t files() const { return files_; }
@@ -24,6 +27,7 @@ class ArrowShards {
   Result<void> finish(DatasetCount& out) const;
 
  private:
+  Result<void> add(const ReadOnlyFile& file);
   const DatasetRequest& request_;
   ArrowOptions options_;
   std::optional<TokenLayout> layout_;

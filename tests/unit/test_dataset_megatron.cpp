@@ -114,3 +114,14 @@ TEST_CASE("megatron: --verify checks the pointers and document indices the count
   REQUIRE_FALSE(d.has_value());
   CHECK(d.error().where.starts_with((dir.path() / "x.idx").string() + ":offset "));
 }
+
+TEST_CASE("megatron: an index without the .idx extension is found by its magic") {
+  trnslurm::test::ScratchDir dir;
+  std::filesystem::copy_file(datasets() / "megatron" / "tokens_u8.idx", dir.path() / "index");
+  std::filesystem::copy_file(datasets() / "megatron" / "tokens_u8.bin", dir.path() / "index.bin");
+  const auto c = count_dataset({.path = dir.path() / "index"});
+  REQUIRE(c.has_value());
+  CHECK(c->format == DatasetFormat::megatron);
+  CHECK(c->tokens == expected()["megatron_u8"]["tokens"].get<std::uint64_t>());
+  CHECK(c->warnings.empty());
+}

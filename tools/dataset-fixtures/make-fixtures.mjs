@@ -32,8 +32,14 @@ const fixedType = (n) => new A.FixedSizeList(n, new A.Field('item', new A.Int32(
 
 // One record batch: a text column and an int64 column before the tokens, so a reader has to walk
 // the buffers of other columns to find the token offsets, then the tokens, then a label after.
-function batch(rows, seqLen, {fixed = false, ragged = false} = {}) {
-  const text = [], ids = [], tokens = [];
+// With nested, a struct column and a dictionary-encoded column come first as well: their
+// buffers (one validity buffer for the struct, the indices for the dictionary) sit before the
+// token offsets, and the stream carries DictionaryBatch messages.
+const structType = new A.Struct([new A.Field('source', new A.Utf8(), true),
+                                 new A.Field('score', new A.Float64(), true)]);
+const dictType = new A.Dictionary(new A.Utf8(), new A.Int32());
+function batch(rows, seqLen, {fixed = false, ragged = false, nested = false} = {}) {
+  const text = [], ids = [], tokens = [], meta = [], category = [];
   let total = 0;
   for (let i = 0; i < rows; i++) {
     text.push('row ' + rand(100000) + ' ' + 'x'.repeat(rand(12)));
@@ -41,8 +47,15 @@ function batch(rows, seqLen, {fixed = false, ragged = false} = {}) {
     const len = ragged ? 1 + rand(2 * seqLen) : seqLen;
     total += len;
     tokens.push(Int32Array.from({length: len}, () => rand(50000)));
+    if (nested) {
+      meta.push({source: 'src' + rand(5), score: rand(1000) / 10});
+      category.push(['news', 'code', 'books'][rand(3)]);
+    }
   }
+  const columns = nested ? {meta: A.vectorFromArray(meta, structType),
+                            category: A.vectorFromArray(category, dictType)} : {};
   const table = new A.Table({
+    ...columns,
     text: A.vectorFromArray(text, new A.Utf8()),
     id: A.vectorFromArray(ids, new A.Int64()),
     input_ids: A.vectorFromArray(tokens, fixed ? fixedType(seqLen) : listType),
@@ -117,7 +130,7 @@ function hfDataset(dir, shardRows, seqLen, opts = {}) {
 // hf_ragged: List<int32> rows of varying length: --verify with a seq_len must refuse it.
 {
   const r = hfDataset(path.join(out, 'hf_ragged'), [9, 11], 8, {ragged: true, batchRows: 4});
-  expected.hf_ragged = {format: 'hf', rows: r.rows, tokens: r.tokens, files: r.files, seq_len: 8};
+  expected.hf_ragged = {format: 'hf', rows: r.rows, tokens: r.tokens, files: r.files, seq_len: 8, ragged: true};
 }
 // hf_dict: a DatasetDict with train and validation splits.
 {
@@ -198,6 +211,13 @@ megatron(path.join(mdir, 'truncated'), 8, 2, small, [0, 3], {truncate: 60});
 megatron(path.join(mdir, 'negative_size'), 8, 2, [10, -5, 30], [0, 3]);
 megatron(path.join(mdir, 'bad_documents'), 8, 2, small, [0, 2]);
 megatron(path.join(mdir, 'short_bin'), 8, 2, small, [0, 3], {binBytes: 7});
+
+// hf_nested (generated last so the datasets above keep their bytes): struct and dictionary
+// columns before the tokens, ragged rows, so --verify must find the right offsets buffer.
+{
+  const r = hfDataset(path.join(out, 'hf_nested'), [13, 8], 8, {nested: true, ragged: true, batchRows: 5});
+  expected.hf_nested = {format: 'hf', rows: r.rows, tokens: r.tokens, files: r.files, seq_len: 8, ragged: true};
+}
 
 fs.writeFileSync(path.join(out, 'expected.json'), JSON.stringify(expected, null, 2) + '\n');
 console.log(`wrote ${Object.keys(expected).length} datasets to ${out}`);

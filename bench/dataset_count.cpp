@@ -1,0 +1,140 @@
+// Benchmark: counting a Hugging Face save_to_disk dataset of many shards, side by side with
+// stat(2) of the same files in the same process and run.
+//
+//   bench_dataset_count generate DIR SHARDS ROWS SEQ_LEN BATCHES
+//       writes DIR/state.json and SHARDS Arrow stream shards of BATCHES record batches of ROWS rows
+//       of SEQ_LEN tokens (one List<Int32> column). The bodies are left as holes (a sparse file):
+//       every byte of metadata is where a writer puts it, the tokens are never written, so shards
+//       of gigabytes cost no disk. A reader that read bodies would still pay for their size.
+//   bench_dataset_count count DIR [REPEATS]
+//       times stat(2) of every shard listed in state.json against count_dataset(DIR), alternating,
+//       and prints medians, their ratio and this process's peak RSS.
+// bench/dataset-count drives both for two shard sizes and prints the table.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../tests/support/arrow_craft.hpp"
+#include "trnslurm/dataset.hpp"
+
+namespace fs = std::filesystem;
+namespace craft = trnslurm::test::craft;
+
+namespace {
+
+std::uint64_t arg(const char* s) {
+  return std::strtoull(s, nullptr, 10);
+}
+
+int generate(const fs::path& dir, std::uint64_t shards, std::int64_t rows, std::int64_t seq_len,
+             int batches) {
+  fs::create_directories(dir);
+  const auto schema = craft::schema_message();
+  const auto batch = craft::list_batch_message(rows, seq_len);
+  const auto body = static_cast<std::size_t>(craft::list_body_length(rows, seq_len));
+  const auto eos = craft::end_of_stream();
+  nlohmann::json files = nlohmann::json::array();
+  for (std::uint64_t i = 0; i < shards; ++i) {
+    const auto name = fmt::format("data-{:05}-of-{:05}.arrow", i, shards);
+    const int fd = ::open((dir / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      std::perror("open");
+      return 1;
+    }
+    off_t at = 0;
+    const auto put = [&](const craft::Bytes& b) {
+      if (::pwrite(fd, b.data(), b.size(), at) != static_cast<ssize_t>(b.size())) std::perror("pwrite");
+      at += static_cast<off_t>(b.size());
+    };
+    put(schema);
+    for (int k = 0; k < batches; ++k) {
+      put(batch);
+      at += static_cast<off_t>(body);  // the body: a hole
+    }
+    put(eos);
+    ::close(fd);
+    files.push_back({{"filename", name}});
+  }
+  std::ofstream(dir / "state.json") << nlohmann::json{{"_data_files", files}, {"_split", "train"}}.dump();
+  return 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int count(const fs::path& dir, int repeats) {
+  std::vector<std::string> paths;
+  {
+    std::ifstream in(dir / "state.json");
+    const auto state = nlohmann::json::parse(in);
+    for (const auto& f : state["_data_files"])
+      paths.push_back((dir / f["filename"].get<std::string>()).string());
+  }
+  std::uint64_t apparent = 0;
+  const auto stat_all = [&] {
+    std::uint64_t total = 0;
+    struct stat st {};
+    for (const auto& p : paths) {
+      if (::stat(p.c_str(), &st) == 0) total += static_cast<std::uint64_t>(st.st_size);
+    }
+    return total;
+  };
+  trnslurm::DatasetRequest request{.path = dir};
+  std::vector<double> stat_ms, count_ms;
+  std::uint64_t rows = 0;
+  // One warm-up of each (page cache, dentries), then alternate so drift hits both alike.
+  apparent = stat_all();
+  if (auto c = trnslurm::count_dataset(request); !c) {
+    fmt::print(stderr, "count failed: {}\n", trnslurm::to_string(c.error()));
+    return 1;
+  }
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    apparent = stat_all();
+    auto t1 = std::chrono::steady_clock::now();
+    const auto c = trnslurm::count_dataset(request);
+    auto t2 = std::chrono::steady_clock::now();
+    if (!c) return 1;
+    rows = c->rows;
+    stat_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    count_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+  }
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  const double s = median(stat_ms), k = median(count_ms);
+  fmt::print(
+      "shards={} apparent_size={:.1f}GiB rows={} stat_ms={:.1f} count_ms={:.1f} ratio={:.2f} "
+      "count_us_per_shard={:.2f} peak_rss_mib={:.1f}\n",
+      paths.size(), static_cast<double>(apparent) / (1024.0 * 1024 * 1024), rows, s, k, k / s,
+      1000.0 * k / static_cast<double>(paths.size()), static_cast<double>(ru.ru_maxrss) / 1024.0);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "generate" && argc == 7) {
+    return generate(argv[2], arg(argv[3]), static_cast<std::int64_t>(arg(argv[4])),
+                    static_cast<std::int64_t>(arg(argv[5])), static_cast<int>(arg(argv[6])));
+  }
+  if (mode == "count" && (argc == 3 || argc == 4))
+    return count(argv[2], argc == 4 ? static_cast<int>(arg(argv[3])) : 5);
+  std::fprintf(stderr,
+               "usage: bench_dataset_count generate DIR SHARDS ROWS SEQ_LEN BATCHES\n"
+               "       bench_dataset_count count DIR [REPEATS]\n");
+  return 2;
+}
