@@ -63,7 +63,7 @@ def main():
     ap.add_argument("--init_dir", required=True, help="sharded checkpoint of stage 1 (model/ and config.json)")
     ap.add_argument("--checkpoint_dir", required=True)
     ap.add_argument("--checkpoint_every", type=int, default=10, help="optimizer steps between checkpoints")
-    ap.add_argument("--tp", type=int, default=1, help="TP degree of the checkpoint files")
+    ap.add_argument("--tp", type=int, default=1, help="tensor-parallel degree: rank layout and checkpoint files")
     ap.add_argument("--mbs", type=int, required=True)
     ap.add_argument("--gbs", type=int, required=True)
     ap.add_argument("--grad_accum", type=int, required=True, help="must equal gbs / (mbs x dp)")
@@ -90,14 +90,23 @@ def main():
     everyone = [None] * world
     dist.all_gather_object(everyone, seen)
 
-    dp = world  # the CPU backend replicates the model: every rank is a data-parallel rank
+    # Ranks are laid out as in neuronx-distributed, TP innermost: tp_rank = rank % tp. The CPU
+    # backend does not split tensors: the ranks of one TP group hold the whole model and see the
+    # same data, as real TP ranks do, so DP, the sampler and gradient accumulation are exactly the
+    # plan's. Gradients are averaged over the DP group of equal tp_rank.
+    if world % a.tp:
+        raise SystemExit(f"world size {world} is not a multiple of tp {a.tp}")
+    dp = world // a.tp
+    dp_rank = rank // a.tp
+    dp_groups = [dist.new_group([t + a.tp * d for d in range(dp)]) for t in range(a.tp)]
+    dp_group = dp_groups[rank % a.tp]
     if a.gbs % (a.mbs * dp) or a.gbs // (a.mbs * dp) != a.grad_accum:
         raise SystemExit(f"grad_accum {a.grad_accum} does not match gbs {a.gbs} / (mbs {a.mbs} x dp {dp})")
 
     init_dir = Path(a.init_dir)
     config = Config.load(init_dir)
     data = TokenSamples(a.data, config.seq_len)
-    sampler = DistributedSampler(data, num_replicas=dp, rank=rank, shuffle=True, seed=a.seed, drop_last=True)
+    sampler = DistributedSampler(data, num_replicas=dp, rank=dp_rank, shuffle=True, seed=a.seed, drop_last=True)
     loader = DataLoader(data, batch_size=a.mbs, sampler=sampler, drop_last=True)
     micro_per_epoch = len(loader)
     if micro_per_epoch == 0:
@@ -119,7 +128,7 @@ def main():
         scheduler.load_state_dict(torch.load(path / "scheduler.pt"))
     else:
         model.load_state_dict(sharding.load_shards(init_dir / "model"))
-    ddp = DistributedDataParallel(model)
+    ddp = DistributedDataParallel(model, process_group=dp_group)
 
     log("start", world=world, dp=dp, grad_accum=a.grad_accum, micro_per_epoch=micro_per_epoch,
         samples=len(data), planned_total=planned_total, resumed_from=step if resumed else None, ranks=everyone)

@@ -99,7 +99,7 @@ class ResumeTest(unittest.TestCase):
         args = [str(CPU / "torchrun.py"), "--standalone", "--nproc_per_node", "2", str(CPU / "train.py"),
                 "--data", str(work / "data" / "tok"), "--init_dir", str(work / "sharded"),
                 "--checkpoint_dir", str(ckpt), "--checkpoint_every", "4", "--tp", "2", "--mbs", "2", "--gbs", "8",
-                "--grad_accum", "2", "--epochs", "2", "--total_steps", "1000", "--warmup_steps", "2",
+                "--grad_accum", "4", "--epochs", "2", "--total_steps", "1000", "--warmup_steps", "2",
                 "--lr", "3e-3", "--log", str(work / "log.jsonl")] + extra
         env = dict(os.environ, OMP_NUM_THREADS="1")
         return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
