@@ -71,14 +71,27 @@ Result<std::vector<std::string>> resolve_ipv4(const std::string& host) {
 }
 
 Rendezvous choose_master(const std::string& host, const Result<std::vector<std::string>>& resolved,
-                         const EnvSettings& settings) {
+                         const EnvSettings& settings, const std::optional<std::string>& node_addr) {
   if (!settings.resolve_master)
     return {host, host, "the first node's name, unresolved (plugstack master_addr=name)"};
+  if (!resolved && node_addr && !node_addr->empty() && *node_addr != host) {
+    // Slurm reaches this node at NodeAddr: so can torch. A literal address is used as is; a
+    // name goes through the same choice as the host name itself.
+    if (parse_ipv4(*node_addr))
+      return {host, *node_addr,
+              fmt::format("{} does not resolve here ({}); Slurm's NodeAddr for it is {}", host,
+                          resolved.error().what, *node_addr)};
+    auto via = choose_master(*node_addr, resolve_ipv4(*node_addr), settings);
+    via.host = host;
+    via.how = fmt::format("{} does not resolve here; through Slurm's NodeAddr: {}", host, via.how);
+    return via;
+  }
   if (!resolved)
-    return {host, host,
-            fmt::format("{} does not resolve here ({}): the name itself, for torch to resolve on each node "
-                        "(plugstack master_addr=name says this on purpose)",
-                        host, resolved.error().what)};
+    return {
+        host, host,
+        fmt::format("{} does not resolve here ({}) and Slurm gave no NodeAddr: the name itself, for torch to "
+                    "resolve on each node (plugstack master_addr=name says this on purpose)",
+                    host, resolved.error().what)};
   const auto& addrs = *resolved;
   if (settings.master_net) {
     for (const auto& a : addrs) {
@@ -98,9 +111,12 @@ Rendezvous choose_master(const std::string& host, const Result<std::vector<std::
   return {host, pick, std::move(how)};
 }
 
-Rendezvous find_master(const std::string& host, const EnvSettings& settings) {
+Rendezvous find_master(const std::string& host, const EnvSettings& settings,
+                       const NodeAddrLookup& node_addr) {
   if (!settings.resolve_master) return choose_master(host, std::vector<std::string>{}, settings);
-  return choose_master(host, resolve_ipv4(host), settings);
+  auto resolved = resolve_ipv4(host);
+  if (resolved || !node_addr) return choose_master(host, resolved, settings);
+  return choose_master(host, resolved, settings, node_addr(host));
 }
 
 }  // namespace trnslurm

@@ -46,14 +46,14 @@ Result<std::uint32_t> choose_lnc(const EnvInput& in, std::string& from) {
   if (const auto it = in.user_env.find("NEURON_LOGICAL_NC_CONFIG"); it != in.user_env.end()) {
     if (it->second != "1" && it->second != "2")
       return fail(fmt::format("NEURON_LOGICAL_NC_CONFIG='{}' is neither 1 nor 2", it->second),
-                  "trnslurm: your environment", "unset it or set 1 or 2 (it must match --logical-nc-config)");
+                  "NEURON_LOGICAL_NC_CONFIG", "unset it or set 1 or 2 (it must match --logical-nc-config)");
     lnc = it->second == "1" ? 1U : 2U;
     from = "your NEURON_LOGICAL_NC_CONFIG";
   }
   if (lnc != 1 && in.topology.family != Family::trn2 && in.topology.family != Family::unknown)
     return fail(fmt::format("LNC={} ({}) on a {} node, which supports only LNC=1", lnc, from,
                             to_string(in.topology.family)),
-                "trnslurm", "use LNC=1 on trn1 and inf2");
+                "NEURON_LOGICAL_NC_CONFIG", "use LNC=1 on trn1 and inf2");
   return lnc;
 }
 
@@ -67,11 +67,11 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
   }
   if (in.topology.devices.empty()) {
     if (explicit_mode)
-      return fail(fmt::format("--trn-cores={} asks for NeuronCores, but no Neuron device was found under {}",
+      return fail(fmt::format("{} asks for NeuronCores, but no Neuron device was found under {}",
                               s.cores == CoreMode::fixed ? std::to_string(s.cores_per_task)
                                                          : std::string(to_string(s.cores)),
                               in.topology.root),
-                  "trnslurm", "run on a Trainium node, or drop --trn-cores");
+                  "--trn-cores", "run on a Trainium node, or drop --trn-cores");
     b.note(fmt::format("no Neuron device under {}: NeuronCore variables not set", in.topology.root));
     return {};
   }
@@ -83,14 +83,14 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
     if (explicit_mode)
       return fail(fmt::format("the NeuronCore count of this node is unknown (core_count unreadable under {})",
                               in.topology.root),
-                  "trnslurm", "check the Neuron driver (neuron-ls), or drop --trn-cores");
+                  "--trn-cores", "check the Neuron driver (neuron-ls), or drop --trn-cores");
     b.note("NeuronCore count unknown (core_count unreadable): NeuronCore variables not set");
     return {};
   }
   if (*physical % *lnc != 0)
     return fail(
         fmt::format("{} physical NeuronCores do not split into LNC={} logical cores", *physical, *lnc),
-        "trnslurm");
+        "NEURON_LOGICAL_NC_CONFIG");
   const std::uint32_t cores = *physical / *lnc;
   const std::string node_desc =
       fmt::format("{} NeuronCores on {} devices{}", cores, in.topology.devices.size(),
@@ -108,10 +108,10 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
   switch (mode) {
     case CoreMode::per_node: {
       if (t.local_count != 1)
-        return fail(fmt::format("--trn-cores=per-node gives all {} cores to one task, but this node runs {} "
+        return fail(fmt::format("per-node gives all {} cores to one task, but this node runs {} "
                                 "tasks of the step",
                                 cores, t.local_count),
-                    "trnslurm",
+                    "--trn-cores",
                     "use --ntasks-per-node=1 (torchrun starts the workers) or --trn-cores=per-task");
       const std::string why = fmt::format("per-node ({}): every core of this node, {}", mode_from, node_desc);
       b.add("NEURON_RT_NUM_CORES", std::to_string(cores), why);
@@ -127,7 +127,7 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
       if (per == 0 || wanted > cores)
         return fail(fmt::format("{} tasks x {} cores per task need {} NeuronCores, but this node has {}",
                                 t.local_count, per == 0 ? 1 : per, per == 0 ? t.local_count : wanted, cores),
-                    "trnslurm", "run fewer tasks per node or give each fewer cores (--trn-cores=N)");
+                    "--trn-cores", "run fewer tasks per node or give each fewer cores (--trn-cores=N)");
       const std::string why =
           fmt::format("{} ({}): local task {} of {} gets {} of the {}",
                       mode == CoreMode::fixed ? fmt::format("{} cores per task", per) : "per-task", mode_from,

@@ -31,6 +31,30 @@ TEST_CASE("rendezvous: a name that does not resolve stays a name and says so") {
   CHECK(named.how.find("master_addr=name") != std::string::npos);
 }
 
+TEST_CASE("rendezvous: an unresolvable name falls back to Slurm's NodeAddr") {
+  EnvSettings s;
+  const auto r = choose_master("n1", fail("Name or service not known", "n1"), s, std::string("10.9.0.4"));
+  CHECK(r.address == "10.9.0.4");
+  CHECK(r.host == "n1");
+  CHECK(r.how.find("Slurm's NodeAddr for it is 10.9.0.4") != std::string::npos);
+  // NodeAddr equal to the name adds nothing: the name stays.
+  CHECK(choose_master("n1", fail("x", "n1"), s, std::string("n1")).address == "n1");
+  // NodeAddr given as a name is resolved in turn.
+  const auto via = choose_master("n1", fail("x", "n1"), s, std::string("localhost"));
+  CHECK(via.address.starts_with("127."));
+  CHECK(via.how.find("through Slurm's NodeAddr") != std::string::npos);
+  // find_master asks Slurm only when the name does not resolve.
+  int asked = 0;
+  const NodeAddrLookup lookup = [&](const std::string&) -> std::optional<std::string> {
+    ++asked;
+    return "10.9.0.5";
+  };
+  CHECK(find_master("no-such-host.invalid", s, lookup).address == "10.9.0.5");
+  CHECK(asked == 1);
+  CHECK(find_master("localhost", s, lookup).address.starts_with("127."));
+  CHECK(asked == 1);
+}
+
 TEST_CASE("rendezvous: real resolution of localhost") {
   const auto addrs = resolve_ipv4("localhost");
   REQUIRE(addrs);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,12 +27,20 @@ Result<std::vector<std::string>> resolve_ipv4(const std::string& host);
 //   several interfaces: trainium-facts.md §3), else the first non-loopback address (Debian maps
 //   a host's own name to 127.0.1.1, which would send the other nodes to themselves), else the
 //   loopback one;
-// - a name that does not resolve here stays a name, and says so.
+// - a name that does not resolve here falls back to the address Slurm itself uses to reach that
+//   node (slurm.conf NodeAddr, `node_addr`), resolved in turn when it is a name;
+// - with neither, the name stays a name, and says so.
 Rendezvous choose_master(const std::string& host, const Result<std::vector<std::string>>& resolved,
-                         const EnvSettings& settings);
+                         const EnvSettings& settings,
+                         const std::optional<std::string>& node_addr = std::nullopt);
 
-// choose_master() over resolve_ipv4() (skipped when master_addr=name).
-Rendezvous find_master(const std::string& host, const EnvSettings& settings);
+// Slurm's NodeAddr for a node name, when the front end can ask Slurm (empty when it cannot).
+using NodeAddrLookup = std::function<std::optional<std::string>(const std::string& node)>;
+
+// choose_master() over resolve_ipv4() (skipped when master_addr=name); `node_addr` is asked
+// only when the name does not resolve.
+Rendezvous find_master(const std::string& host, const EnvSettings& settings,
+                       const NodeAddrLookup& node_addr = {});
 
 // Whether a dotted IPv4 address lies in a CIDR network ("10.0.0.0/16").
 bool in_network(std::string_view address, std::string_view cidr);
