@@ -3,8 +3,7 @@
 namespace trnslurm::cli {
 
 std::vector<Command> register_commands(CLI::App& app) {
-  (void)app;
-  return {};
+  return {add_env(app), add_doctor(app)};
 }
 
 }  // namespace trnslurm::cli

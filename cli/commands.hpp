@@ -20,6 +20,9 @@ struct Command {
   std::function<int()> run;
 };
 
+Command add_env(CLI::App& app);
+Command add_doctor(CLI::App& app);
+
 // Every subcommand, registered on `app` (the list lives in commands.cpp).
 std::vector<Command> register_commands(CLI::App& app);
 
