@@ -70,38 +70,33 @@ Result<std::vector<std::string>> resolve_ipv4(const std::string& host) {
   return out;
 }
 
-Rendezvous choose_master(const std::string& host, const Result<std::vector<std::string>>& resolved,
-                         const EnvSettings& settings, const std::optional<std::string>& node_addr) {
+Rendezvous choose_master(const std::string& host, const std::optional<std::string>& node_addr,
+                         const EnvSettings& settings, const Resolver& resolve) {
   if (!settings.resolve_master)
     return {host, host, "the first node's name, unresolved (plugstack master_addr=name)"};
-  if (!resolved && node_addr && !node_addr->empty() && *node_addr != host) {
-    // Slurm reaches this node at NodeAddr: so can torch. A literal address is used as is; a
-    // name goes through the same choice as the host name itself.
-    if (parse_ipv4(*node_addr))
-      return {host, *node_addr,
-              fmt::format("{} does not resolve here ({}); Slurm's NodeAddr for it is {}", host,
-                          resolved.error().what, *node_addr)};
-    auto via = choose_master(*node_addr, resolve_ipv4(*node_addr), settings);
-    via.host = host;
-    via.how = fmt::format("{} does not resolve here; through Slurm's NodeAddr: {}", host, via.how);
-    return via;
-  }
+  const bool addr_given = node_addr && !node_addr->empty() && *node_addr != host;
+  if (addr_given && parse_ipv4(*node_addr) &&
+      (!settings.master_net || in_network(*node_addr, *settings.master_net)))
+    return {host, *node_addr, fmt::format("Slurm's NodeAddr for {}", host)};
+
+  const std::string& name = addr_given && !parse_ipv4(*node_addr) ? *node_addr : host;
+  const std::string via = name == host ? host : fmt::format("{} (Slurm's NodeAddr for {})", name, host);
+  const auto resolved = resolve(name);
   if (!resolved)
-    return {
-        host, host,
-        fmt::format("{} does not resolve here ({}) and Slurm gave no NodeAddr: the name itself, for torch to "
-                    "resolve on each node (plugstack master_addr=name says this on purpose)",
-                    host, resolved.error().what)};
+    return {host, host,
+            fmt::format("{} does not resolve here ({}) and Slurm gave no address: the name itself, for torch "
+                        "to resolve on each node",
+                        via, resolved.error().what)};
   const auto& addrs = *resolved;
   if (settings.master_net) {
     for (const auto& a : addrs) {
       if (in_network(a, *settings.master_net))
-        return {host, a, fmt::format("{} resolved to {} in master_net {}", host, a, *settings.master_net)};
+        return {host, a, fmt::format("{} resolved to {} in master_net {}", via, a, *settings.master_net)};
     }
   }
   const auto routable = std::ranges::find_if(addrs, [](const auto& a) { return !is_loopback(a); });
   const std::string& pick = routable != addrs.end() ? *routable : addrs.front();
-  std::string how = fmt::format("{} resolved to {}", host, pick);
+  std::string how = fmt::format("{} resolved to {}", via, pick);
   if (settings.master_net)
     how += fmt::format(" (none of its addresses is in master_net {})", *settings.master_net);
   else if (addrs.size() > 1)
@@ -113,10 +108,8 @@ Rendezvous choose_master(const std::string& host, const Result<std::vector<std::
 
 Rendezvous find_master(const std::string& host, const EnvSettings& settings,
                        const NodeAddrLookup& node_addr) {
-  if (!settings.resolve_master) return choose_master(host, std::vector<std::string>{}, settings);
-  auto resolved = resolve_ipv4(host);
-  if (resolved || !node_addr) return choose_master(host, resolved, settings);
-  return choose_master(host, resolved, settings, node_addr(host));
+  if (!settings.resolve_master) return choose_master(host, std::nullopt, settings, resolve_ipv4);
+  return choose_master(host, node_addr ? node_addr(host) : std::nullopt, settings, resolve_ipv4);
 }
 
 }  // namespace trnslurm

@@ -21,24 +21,27 @@ struct Rendezvous {
 // getaddrinfo(host, IPv4) in resolver order, duplicates dropped.
 Result<std::vector<std::string>> resolve_ipv4(const std::string& host);
 
-// The decision, from the resolver's answer (so it is tested without DNS):
-// - master_addr=name: the host name, unresolved;
-// - otherwise the first address inside master_net when set (multi-homed hosts map their name to
-//   several interfaces: trainium-facts.md §3), else the first non-loopback address (Debian maps
-//   a host's own name to 127.0.1.1, which would send the other nodes to themselves), else the
-//   loopback one;
-// - a name that does not resolve here falls back to the address Slurm itself uses to reach that
-//   node (slurm.conf NodeAddr, `node_addr`), resolved in turn when it is a name;
-// - with neither, the name stays a name, and says so.
-Rendezvous choose_master(const std::string& host, const Result<std::vector<std::string>>& resolved,
-                         const EnvSettings& settings,
-                         const std::optional<std::string>& node_addr = std::nullopt);
+using Resolver = std::function<Result<std::vector<std::string>>(const std::string& name)>;
 
-// Slurm's NodeAddr for a node name, when the front end can ask Slurm (empty when it cannot).
+// The decision, in this order (docs/plugin.md, "Rendezvous"):
+// 1. master_addr=name: the host name, unresolved.
+// 2. Slurm's own NodeAddr for the host (slurm.conf), when it is an IPv4 address (inside
+//    master_net when that is set): the address Slurm itself reaches the node at, and no DNS
+//    lookup on every node at every step.
+// 3. Otherwise the resolver's answer for NodeAddr (when it is a name of its own) or the host
+//    name: the first address inside master_net when set (multi-homed hosts map their name to
+//    several interfaces: trainium-facts.md §3), else the first non-loopback one (Debian maps a
+//    host's own name to 127.0.1.1, which would send the other nodes to themselves), else the
+//    loopback one.
+// 4. A name that resolves nowhere stays a name, and says so.
+// `resolve` is a parameter so that tests decide what DNS answers and see when it is asked.
+Rendezvous choose_master(const std::string& host, const std::optional<std::string>& node_addr,
+                         const EnvSettings& settings, const Resolver& resolve);
+
+// Slurm's NodeAddr for a node name, when the front end can ask Slurm (nullopt when it cannot).
 using NodeAddrLookup = std::function<std::optional<std::string>(const std::string& node)>;
 
-// choose_master() over resolve_ipv4() (skipped when master_addr=name); `node_addr` is asked
-// only when the name does not resolve.
+// choose_master() with the real resolver.
 Rendezvous find_master(const std::string& host, const EnvSettings& settings,
                        const NodeAddrLookup& node_addr = {});
 
