@@ -1,7 +1,9 @@
 // The remote context (slurmstepd). user_init runs once per step in the step's parent process,
-// as the user: it reads the node (topology under the admin's root, the slurmd's EFA answer) and
-// the rendezvous once for all the node's tasks. task_init runs in each task's child process,
-// as the user, just before exec: it asks the core for the task's environment and sets it.
+// as the user: it reads the node (topology under the admin's root, the slurmd's EFA answer),
+// the rendezvous and the user's environment once for all the node's tasks, and sets what is the
+// same for all of them (a setenv there reaches every task). task_init runs in each task's child
+// process, as the user, just before exec: it asks the core for the task's environment and sets
+// the variables that differ per task (cores, ranks).
 extern "C" {
 #include <slurm/slurm.h>
 }
@@ -89,6 +91,13 @@ int remote_user_init(spank_t sp) {
     st.node = std::move(in);
     return 0;
   }
+  auto& t = in.task;
+  if (!get_item(sp, S_JOB_NODEID, t.node_id) || !get_item(sp, S_JOB_NNODES, t.nnodes) ||
+      !get_item(sp, S_JOB_LOCAL_TASK_COUNT, t.local_count) ||
+      !get_item(sp, S_JOB_TOTAL_TASK_COUNT, t.total_tasks)) {
+    st.remote_error = "Slurm did not tell the step's shape (node id, nodes, tasks)";
+    return 0;
+  }
   in.hostname = node_name();
   const auto root = expand_node_pattern(st.site.root, in.hostname);
   const auto state_dir = expand_node_pattern(st.site.state_dir, in.hostname);
@@ -110,6 +119,28 @@ int remote_user_init(spank_t sp) {
     return 0;
   }
   in.master = find_master(*host, in.settings, slurm_node_addr);
+  // The user's environment as it is before we set anything: what task_init decides against.
+  for (const auto name : considered_variables()) {
+    const std::string n(name);
+    if (auto v = job_getenv(sp, n.c_str())) in.user_env.emplace(n, std::move(*v));
+  }
+
+  // Decide for the node's first task: a refusal (cores, LNC) depends only on the node, and is
+  // kept for task_init. What is the same for every task of the node is set here, once.
+  const auto plan = task_environment(in);
+  if (!plan) {
+    st.remote_error = in.hostname + ": " + to_string(plan.error());
+    return 0;
+  }
+  for (const auto& var : plan->set) {
+    if (var.per_task) continue;
+    // overwrite = 0: whatever the user set wins.
+    const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
+    if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
+      st.remote_error = "could not set " + var.name + ": " + spank_strerror(rc);
+      return 0;
+    }
+  }
   st.node = std::move(in);
   return 0;
 }
@@ -132,34 +163,29 @@ int remote_task_init(spank_t sp) {
   }
   auto& t = in.task;
   int local_id = 0;
-  if (!get_item(sp, S_JOB_NODEID, t.node_id) || !get_item(sp, S_JOB_NNODES, t.nnodes) ||
-      !get_item(sp, S_TASK_ID, local_id) || !get_item(sp, S_JOB_LOCAL_TASK_COUNT, t.local_count) ||
-      !get_item(sp, S_TASK_GLOBAL_ID, t.global_id) || !get_item(sp, S_JOB_TOTAL_TASK_COUNT, t.total_tasks)) {
+  if (!get_item(sp, S_TASK_ID, local_id) || !get_item(sp, S_TASK_GLOBAL_ID, t.global_id)) {
     log_error("task_init: Slurm did not tell the task's position in the step");
     return -1;
   }
   t.local_id = static_cast<std::uint32_t>(local_id);
-  for (const auto name : considered_variables()) {
-    const std::string n(name);
-    if (auto v = job_getenv(sp, n.c_str())) in.user_env.emplace(n, std::move(*v));
-  }
 
   const auto plan = task_environment(in);
   if (!plan) {
     log_error(in.hostname + ": " + to_string(plan.error()));
     return -1;  // fails the job; the node stays in service
   }
-  const std::string who = in.hostname + " task " + std::to_string(t.global_id);
   for (const auto& var : plan->set) {
-    // overwrite = 0: if the job's environment changed since we looked, the user still wins.
+    if (!var.per_task) continue;  // set once for the node in user_init
     const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
     if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
       log_error("task_init: could not set " + var.name + ": " + spank_strerror(rc));
       return -1;
     }
-    if (in.settings.verbose) to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
   }
   if (in.settings.verbose) {
+    const std::string who = in.hostname + " task " + std::to_string(t.global_id);
+    for (const auto& var : plan->set)
+      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
     for (const auto& var : plan->kept)
       to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
     for (const auto& note : plan->notes) to_task(who + ": " + note);

@@ -11,14 +11,15 @@ class Builder {
   explicit Builder(const EnvInput& in) : in_(in) {}
 
   // The user's environment wins over anything decided here.
-  void add(std::string_view name, std::string value, std::string reason) {
+  void add(std::string_view name, std::string value, std::string reason, bool per_task = false) {
     if (const auto it = in_.user_env.find(name); it != in_.user_env.end()) {
       plan_.kept.push_back(
           {std::string(name), it->second,
-           fmt::format("already in your environment: left alone (would have been {}: {})", value, reason)});
+           fmt::format("already in your environment: left alone (would have been {}: {})", value, reason),
+           per_task});
       return;
     }
-    plan_.set.push_back({std::string(name), std::move(value), std::move(reason)});
+    plan_.set.push_back({std::string(name), std::move(value), std::move(reason), per_task});
   }
   bool user_has(std::string_view name) const { return in_.user_env.contains(name); }
   void note(std::string text) { plan_.notes.push_back(std::move(text)); }
@@ -132,11 +133,11 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
           fmt::format("{} ({}): local task {} of {} gets {} of the {}",
                       mode == CoreMode::fixed ? fmt::format("{} cores per task", per) : "per-task", mode_from,
                       t.local_id, t.local_count, per, node_desc);
-      b.add("NEURON_RT_VISIBLE_CORES", core_range(t.local_id * per, per), why);
+      b.add("NEURON_RT_VISIBLE_CORES", core_range(t.local_id * per, per), why, true);
       b.add("NEURON_RT_NUM_CORES", std::to_string(per), why);
-      b.add("RANK", std::to_string(t.global_id), "one rank per task: the task's global id");
+      b.add("RANK", std::to_string(t.global_id), "one rank per task: the task's global id", true);
       b.add("WORLD_SIZE", std::to_string(t.total_tasks), "tasks in the step");
-      b.add("LOCAL_RANK", std::to_string(t.local_id), "the task's id on this node");
+      b.add("LOCAL_RANK", std::to_string(t.local_id), "the task's id on this node", true);
       b.add("LOCAL_WORLD_SIZE", std::to_string(t.local_count), "tasks of the step on this node");
       return {};
     }

@@ -276,3 +276,24 @@ TEST_CASE("task_env: every variable it can set is in the list the front ends rea
     CHECK(std::ranges::find(considered_variables(), v.name) != considered_variables().end());
   }
 }
+
+TEST_CASE("task_env: only the variables marked per-task differ between the tasks of a node") {
+  for (const char* tree : {"trn1", "trn2"}) {
+    INFO(tree);
+    const auto first = task_environment(input(tree, 0, 16, 1, 2)).value();
+    for (std::uint32_t id = 1; id < 16; ++id) {
+      const auto other = task_environment(input(tree, id, 16, 1, 2)).value();
+      REQUIRE(other.set.size() == first.set.size());
+      for (std::size_t i = 0; i < first.set.size(); ++i) {
+        INFO(first.set[i].name);
+        CHECK(other.set[i].name == first.set[i].name);
+        CHECK(other.set[i].per_task == first.set[i].per_task);
+        if (!first.set[i].per_task) CHECK(other.set[i].value == first.set[i].value);
+      }
+    }
+    for (const char* name : {"NEURON_RT_VISIBLE_CORES", "RANK", "LOCAL_RANK"}) {
+      INFO(name);
+      CHECK(find(first.set, name)->per_task);
+    }
+  }
+}

@@ -30,6 +30,10 @@ struct EnvVar {
   std::string name;
   std::string value;
   std::string reason;
+  // Differs between the tasks of one node (NEURON_RT_VISIBLE_CORES per task, RANK, LOCAL_RANK).
+  // The plugin sets the others once per node and step, in user_init, for all the node's tasks:
+  // every spank_setenv costs slurmstepd a 256 KiB buffer, so fewer of them in each task's path.
+  bool per_task = false;
 };
 
 // Everything the decision depends on, as values: the same function runs in slurmstepd and in
