@@ -62,7 +62,9 @@ EfaProbe probe_efa() {
   using dupinfo_fn = fi_info* (*)(const fi_info*);
   using strerror_fn = const char* (*)(int);
 
-  std::unique_ptr<void, DlClose> lib(dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL));
+  // RTLD_NODELETE: the probe runs inside slurmd; a provider may leave a thread or an atexit
+  // handler behind, so the library's code stays mapped after dlclose (memory, not a crash).
+  std::unique_ptr<void, DlClose> lib(dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
   if (!lib) return {EfaState::absent, fmt::format("libfabric.so.1 not loadable: {}", dlerror())};
   const auto getinfo = reinterpret_cast<getinfo_fn>(dlsym(lib.get(), "fi_getinfo"));
   const auto freeinfo = reinterpret_cast<freeinfo_fn>(dlsym(lib.get(), "fi_freeinfo"));
