@@ -51,6 +51,24 @@ expect_eq "EFA off" "unset unset unset" "$(srun -N 2 --trn-efa=off bash -c "$fi_
 expect_eq "EFA on, the user's FI_PROVIDER wins" "tcp 1 1" \
   "$(FI_PROVIDER=tcp srun -N 1 --trn-efa=on bash -c "$fi_vars")"
 
+# A node whose slurmd found an efa provider (its answer written here as the slurmd writes it,
+# root-owned, 0644): auto sets FI_* on that node only. The same answer in a file others could
+# write is not trusted. The real answer is put back afterwards.
+efa_file=$TRNSLURM_CLUSTER_DIR/spool/n2/trnslurm/efa
+cp -p "$efa_file" "$work/efa.saved"
+restore_efa() { cp -p "$work/efa.saved" "$efa_file"; }
+trap restore_efa EXIT
+printf 'state=present\ndetail=fi_getinfo found the efa provider\n' >"$efa_file.new"
+chmod 0644 "$efa_file.new"
+mv "$efa_file.new" "$efa_file"
+expect_eq "EFA auto, efa provider on n2 only" "n1 unset unset unset
+n2 efa 1 1" "$(srun -N 2 bash -c 'echo "$(hostname) ${FI_PROVIDER-unset} ${FI_EFA_USE_DEVICE_RDMA-unset} ${FI_EFA_FORK_SAFE-unset}"' | sort)"
+chmod 0666 "$efa_file"
+expect_eq "EFA answer writable by others is ignored" "unset" "$(srun -N 1 -w n2 bash -c 'echo "${FI_PROVIDER-unset}"')"
+expect_contains "and says why" "not owned by root or writable by others: not trusted" "$(srun -N 1 -w n2 --trn-verbose true 2>&1)"
+restore_efa
+trap - EXIT
+
 # Root comm only on request; the cache option; the runtime defaults.
 expect_eq "no root comm by default" "unset" "$(srun -N 1 bash -c 'echo "${NEURON_RT_ROOT_COMM_ID-unset}"')"
 expect_eq "--trn-root-comm" "127.0.0.1:46820" "$(srun -N 2 --trn-root-comm bash -c 'echo "$NEURON_RT_ROOT_COMM_ID"' | sort -u)"
