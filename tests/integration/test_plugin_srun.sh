@@ -109,6 +109,16 @@ for bad in "--trn-env=maybe|--trn-env: invalid value 'maybe'" "--trn-cores=lots|
     expect_contains "$front $opt message" "trnslurm: ${bad#*|}" "$msg"
   done
 done
+# The same option through the environment (how #SBATCH values reach the sruns of a job) is
+# checked by srun too; a good one works.
+set +e
+msg=$(SLURM_SPANK__SLURM_SPANK_OPTION_trnslurm_trn_cores=lots srun -N 1 true 2>&1)
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "srun accepted --trn-cores=lots from the environment"
+expect_contains "bad value from the environment" "trnslurm: --trn-cores: invalid value 'lots'" "$msg"
+expect_eq "good value from the environment" "0-3 4-7" \
+  "$(SLURM_SPANK__SLURM_SPANK_OPTION_trnslurm_trn_cores=4 srun -N 1 -n 2 bash -c 'echo "$NEURON_RT_VISIBLE_CORES"' | sort | tr '\n' ' ' | sed 's/ $//')"
 expect_nodes_idle "bad option values"
 
 # More cores asked for than the node has: the tasks fail in task_init, cleanly, with the reason.
