@@ -125,20 +125,33 @@ int remote_user_init(spank_t sp) {
     if (auto v = job_getenv(sp, n.c_str())) in.user_env.emplace(n, std::move(*v));
   }
 
-  // Decide for the node's first task: a refusal (cores, LNC) depends only on the node, and is
-  // kept for task_init. What is the same for every task of the node is set here, once.
-  const auto plan = task_environment(in);
-  if (!plan) {
-    st.remote_error = in.hostname + ": " + to_string(plan.error());
-    return 0;
-  }
-  for (const auto& var : plan->set) {
-    if (var.per_task) continue;
-    // overwrite = 0: whatever the user set wins.
-    const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
-    if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
-      st.remote_error = "could not set " + var.name + ": " + spank_strerror(rc);
+  // Decide for every local task now, in the step's parent: a refusal (cores, LNC) depends only
+  // on the node and is kept for task_init. What is the same for every task of the node is set
+  // here, once (a setenv in user_init reaches every task); task_init only sets cores and ranks.
+  st.task_vars.assign(t.local_count, {});
+  for (std::uint32_t local = 0; local < t.local_count; ++local) {
+    t.local_id = local;
+    if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, local, &t.global_id) != ESPANK_SUCCESS) {
+      st.remote_error = "Slurm did not tell the global id of local task " + std::to_string(local);
       return 0;
+    }
+    auto plan = task_environment(in);
+    if (!plan) {
+      st.remote_error = in.hostname + ": " + to_string(plan.error());
+      return 0;
+    }
+    for (auto& var : plan->set) {
+      if (var.per_task) {
+        st.task_vars[local].push_back(std::move(var));
+        continue;
+      }
+      if (local != 0) continue;
+      // overwrite = 0: whatever the user set wins.
+      const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
+      if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
+        st.remote_error = "could not set " + var.name + ": " + spank_strerror(rc);
+        return 0;
+      }
     }
   }
   st.node = std::move(in);
@@ -156,34 +169,32 @@ int remote_task_init(spank_t sp) {
     log_error("task_init: user_init did not run");
     return -1;
   }
-  EnvInput in = *st.node;
-  if (!in.settings.enabled) {
-    if (in.settings.verbose) to_task("--trn-env=off: nothing set");
+  const bool verbose = st.node->settings.verbose;
+  if (!st.node->settings.enabled) {
+    if (verbose) to_task("--trn-env=off: nothing set");
     return 0;
   }
-  auto& t = in.task;
   int local_id = 0;
-  if (!get_item(sp, S_TASK_ID, local_id) || !get_item(sp, S_TASK_GLOBAL_ID, t.global_id)) {
+  if (!get_item(sp, S_TASK_ID, local_id) || local_id < 0 ||
+      static_cast<std::size_t>(local_id) >= st.task_vars.size()) {
     log_error("task_init: Slurm did not tell the task's position in the step");
     return -1;
   }
-  t.local_id = static_cast<std::uint32_t>(local_id);
-
-  const auto plan = task_environment(in);
-  if (!plan) {
-    log_error(in.hostname + ": " + to_string(plan.error()));
-    return -1;  // fails the job; the node stays in service
-  }
-  for (const auto& var : plan->set) {
-    if (!var.per_task) continue;  // set once for the node in user_init
+  for (const auto& var : st.task_vars[static_cast<std::size_t>(local_id)]) {
     const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
     if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
       log_error("task_init: could not set " + var.name + ": " + spank_strerror(rc));
       return -1;
     }
   }
-  if (in.settings.verbose) {
-    const std::string who = in.hostname + " task " + std::to_string(t.global_id);
+  if (verbose) {
+    // Only here is the whole decision computed again in the task, to print it.
+    EnvInput in = *st.node;
+    in.task.local_id = static_cast<std::uint32_t>(local_id);
+    get_item(sp, S_TASK_GLOBAL_ID, in.task.global_id);
+    const auto plan = task_environment(in);
+    if (!plan) return 0;  // cannot happen: user_init decided the same input
+    const std::string who = in.hostname + " task " + std::to_string(in.task.global_id);
     for (const auto& var : plan->set)
       to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
     for (const auto& var : plan->kept)

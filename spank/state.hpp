@@ -8,6 +8,7 @@ extern "C" {
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trnslurm/task_env.hpp"
 
@@ -22,6 +23,10 @@ struct State {
   bool batch_step = false;
   // Prepared once per step in user_init: the node's facts, shared by its tasks.
   std::optional<EnvInput> node;
+  // The per-task variables of each local task, decided in user_init too: task_init runs in a
+  // freshly forked child where every page first touched costs a fault, so it only looks up and
+  // sets (docs/plugin.md, "Hardening and cost").
+  std::vector<std::vector<EnvVar>> task_vars;
 };
 
 State& state();

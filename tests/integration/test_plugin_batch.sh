@@ -1,6 +1,7 @@
 # #SBATCH --trn-* options reach the sruns inside the job; the batch shell itself gets nothing;
 # an explicit srun option overrides the #SBATCH one.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/plugin_lib.sh"
 # Outputs are compared without srun's own notices ("step creation temporarily disabled" when
 # the previous step's resources are not yet released).
 
@@ -49,5 +50,5 @@ JOB
 job3=$(sbatch --parsable -o "$work/refused.out" "$work/refused.sh")
 wait_jobs "$job3"
 expect_contains "refused step's message" "need 48 NeuronCores, but this node has 32" "$(cat "$work/refused.out")"
-expect_nodes_idle "batch jobs"
+settle "batch jobs"
 finish

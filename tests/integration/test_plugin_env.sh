@@ -1,6 +1,7 @@
 # `trnslurm env` runs the plugin's own code: for each task of a real step it prints exactly
 # what the plugin gave that task. `trnslurm doctor` reports each node's tree, EFA and plugstack.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/plugin_lib.sh"
 : "${TRNSLURM_BIN:?}"
 
 # Every name the plugin can set (one task per node and several), to pick them out of each task's env.
@@ -60,5 +61,5 @@ rc=$?
 set -e
 expect_eq "doctor exit code without the plugin" 1 "$rc"
 expect_contains "doctor says the plugin is missing" "FAIL plugstack  no trnslurm.so line in $work/empty.conf" "$out"
-expect_nodes_idle "env and doctor"
+settle "env and doctor"
 finish

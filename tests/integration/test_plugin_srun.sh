@@ -2,6 +2,7 @@
 # own fake Neuron tree (tests/CMakeLists.txt: root=.../fixtures/neuron/cluster/%n, n1 a
 # trn1.32xlarge, n2 a trn1n.32xlarge, 16 devices x 2 cores each): what each task sees.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/plugin_lib.sh"
 
 show='printf "%s %s vc=%s nc=%s rank=%s/%s local=%s/%s node=%s/%s master=%s:%s\n" "$SLURM_PROCID" "$(hostname)" "${NEURON_RT_VISIBLE_CORES-unset}" "${NEURON_RT_NUM_CORES-unset}" "${RANK-unset}" "${WORLD_SIZE-unset}" "${LOCAL_RANK-unset}" "${LOCAL_WORLD_SIZE-unset}" "${TRNSLURM_NODE_RANK-unset}" "${TRNSLURM_NNODES-unset}" "${MASTER_ADDR-unset}" "${MASTER_PORT-unset}"'
 
@@ -119,7 +120,7 @@ set -e
 expect_contains "bad value from the environment" "trnslurm: --trn-cores: invalid value 'lots'" "$msg"
 expect_eq "good value from the environment" "0-3 4-7" \
   "$(SLURM_SPANK__SLURM_SPANK_OPTION_trnslurm_trn_cores=4 srun -N 1 -n 2 bash -c 'echo "$NEURON_RT_VISIBLE_CORES"' | sort | tr '\n' ' ' | sed 's/ $//')"
-expect_nodes_idle "bad option values"
+settle "bad option values"
 
 # More cores asked for than the node has: the tasks fail in task_init, cleanly, with the reason.
 set +e
@@ -134,5 +135,5 @@ rc=$?
 set -e
 expect_eq "per-node with 2 tasks: srun exit code" 1 "$rc"
 expect_contains "per-node with 2 tasks: message" "this node runs 2 tasks of the step" "$msg"
-expect_nodes_idle "refused tasks"
+settle "refused tasks"
 finish
