@@ -1,8 +1,12 @@
 #include "trnslurm/topology.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <charconv>
-#include <fstream>
 #include <system_error>
 
 namespace trnslurm {
@@ -11,13 +15,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// sysfs values are one short line; never read more than a page of whatever sits there.
+// sysfs values are one short line; never read more than a page of whatever sits there. POSIX
+// reads, not iostreams: this runs in every step on every node (user_init).
 std::optional<std::string> read_line(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(4096, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::array<char, 4096> buf{};
+  const ssize_t n = read(fd, buf.data(), buf.size());
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  std::string text(buf.data(), static_cast<std::size_t>(n));
   if (const auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t')) text.pop_back();
   if (text.empty()) return std::nullopt;
@@ -100,21 +107,17 @@ Topology read_topology(const fs::path& root) {
     NeuronDevice dev;
     dev.index = *index;
     dev.core_count = read_number(it->path() / "core_count");
-    dev.arch_type = read_line(it->path() / "info/architecture/arch_type");
-    dev.device_name = read_line(it->path() / "info/architecture/device_name");
+    if (!topo.arch_type) topo.arch_type = read_line(it->path() / "info/architecture/arch_type");
+    if (!topo.device_name) topo.device_name = read_line(it->path() / "info/architecture/device_name");
     if (!topo.instance_type) topo.instance_type = read_line(it->path() / "info/architecture/instance_type");
-    std::error_code dev_ec;
-    dev.dev_node = fs::exists(root / "dev" / ("neuron" + std::to_string(*index)), dev_ec);
+    struct stat st {};
+    dev.dev_node = stat((root / "dev" / ("neuron" + std::to_string(*index))).c_str(), &st) == 0;
     topo.devices.push_back(std::move(dev));
   }
   std::ranges::sort(topo.devices, {}, &NeuronDevice::index);
 
   if (topo.instance_type) topo.family = family_of(*topo.instance_type);
-  if (topo.family == Family::unknown) {
-    for (const auto& d : topo.devices) {
-      if (d.device_name && (topo.family = family_of(*d.device_name)) != Family::unknown) break;
-    }
-  }
+  if (topo.family == Family::unknown && topo.device_name) topo.family = family_of(*topo.device_name);
   return topo;
 }
 

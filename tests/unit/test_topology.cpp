@@ -18,7 +18,8 @@ TEST_CASE("topology: trn1.32xlarge has 16 devices of 2 cores") {
   CHECK(t.devices.front().index == 0);
   CHECK(t.devices.back().index == 15);
   CHECK(t.devices[3].core_count == 2U);
-  CHECK(t.devices[3].arch_type == "NCv2");
+  CHECK(t.arch_type == "NCv2");
+  CHECK(t.device_name == "Trainium");
   CHECK(t.devices[3].dev_node);
   CHECK(t.physical_cores() == 32U);
 }

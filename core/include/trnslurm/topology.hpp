@@ -23,7 +23,12 @@ enum class Family { unknown, trn1, trn2, inf2 };
 struct Topology {
   std::string root;                          // where it was read (for messages)
   std::optional<std::string> instance_type;  // DMI product_name, or the devices' instance_type
-  std::vector<NeuronDevice> devices;         // sorted by index
+  // info/architecture/{arch_type,device_name} of the first device that has them: every device
+  // of an instance is the same chip, and reading them for each would double the files read in
+  // every step.
+  std::optional<std::string> arch_type;
+  std::optional<std::string> device_name;
+  std::vector<NeuronDevice> devices;  // sorted by index
   Family family = Family::unknown;
 
   // Physical NeuronCores: the sum of every device's core_count when each is known, else the
