@@ -1,9 +1,9 @@
 // The remote context (slurmstepd). user_init runs once per step in the step's parent process,
 // as the user: it reads the node (topology under the admin's root, the slurmd's EFA answer),
-// the rendezvous and the user's environment once for all the node's tasks, and sets what is the
-// same for all of them (a setenv there reaches every task). task_init runs in each task's child
-// process, as the user, just before exec: it asks the core for the task's environment and sets
-// the variables that differ per task (cores, ranks).
+// the rendezvous and the user's environment once for all the node's tasks, asks the core for
+// every local task's environment, and sets what is the same for all of them (a setenv there
+// reaches every task). task_init runs in each task's freshly forked process, as the user, just
+// before exec: it only sets the variables decided for that task (cores, ranks).
 extern "C" {
 #include <slurm/slurm.h>
 }
@@ -50,8 +50,8 @@ std::optional<std::string> first_host(const std::string& nodelist) {
 }
 
 // Slurm's NodeAddr for a node: libslurm's slurm_conf_get_address(), which slurmstepd carries but
-// no public header declares. Looked up at run time so that a Slurm without it costs only the
-// fallback (MASTER_ADDR stays the name), never the plugin's load.
+// no public header declares. Looked up at run time so that a Slurm without it only loses this
+// first choice (DNS and then the name remain), never the plugin's load.
 std::optional<std::string> slurm_node_addr(const std::string& node) {
   using get_fn = char* (*)(const char*);
   using free_fn = void (*)(void*);
