@@ -58,6 +58,29 @@ Result<std::uint32_t> choose_lnc(const EnvInput& in, std::string& from) {
   return lnc;
 }
 
+struct ModeChoice {
+  CoreMode mode;
+  std::string from;
+};
+
+// auto: per-node when the node runs one task of the step (torchrun), per-task otherwise.
+ModeChoice resolve_mode(const EnvInput& in) {
+  if (in.settings.cores != CoreMode::automatic) return {in.settings.cores, in.settings.cores_from};
+  return {in.task.local_count == 1 ? CoreMode::per_node : CoreMode::per_task,
+          fmt::format("auto: {} task(s) of the step on this node", in.task.local_count)};
+}
+
+// One rank per task, whether or not this node's cores could be assigned.
+void add_ranks(const EnvInput& in, Builder& b) {
+  const auto mode = resolve_mode(in).mode;
+  if (mode != CoreMode::per_task && mode != CoreMode::fixed) return;  // torchrun sets its workers' ranks
+  const auto& t = in.task;
+  b.add("RANK", std::to_string(t.global_id), "one rank per task: the task's global id", true);
+  b.add("WORLD_SIZE", std::to_string(t.total_tasks), "tasks in the step");
+  b.add("LOCAL_RANK", std::to_string(t.local_id), "the task's id on this node", true);
+  b.add("LOCAL_WORLD_SIZE", std::to_string(t.local_count), "tasks of the step on this node");
+}
+
 Result<void> add_cores(const EnvInput& in, Builder& b) {
   const auto& s = in.settings;
   const auto& t = in.task;
@@ -100,12 +123,7 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
     b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(*lnc),
           fmt::format("logical NeuronCore config ({})", lnc_from));
 
-  CoreMode mode = s.cores;
-  std::string mode_from = s.cores_from;
-  if (mode == CoreMode::automatic) {
-    mode = t.local_count == 1 ? CoreMode::per_node : CoreMode::per_task;
-    mode_from = fmt::format("auto: {} task(s) of the step on this node", t.local_count);
-  }
+  const auto [mode, mode_from] = resolve_mode(in);
   switch (mode) {
     case CoreMode::per_node: {
       if (t.local_count != 1)
@@ -135,10 +153,6 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
                       t.local_id, t.local_count, per, node_desc);
       b.add("NEURON_RT_VISIBLE_CORES", core_range(t.local_id * per, per), why, true);
       b.add("NEURON_RT_NUM_CORES", std::to_string(per), why);
-      b.add("RANK", std::to_string(t.global_id), "one rank per task: the task's global id", true);
-      b.add("WORLD_SIZE", std::to_string(t.total_tasks), "tasks in the step");
-      b.add("LOCAL_RANK", std::to_string(t.local_id), "the task's id on this node", true);
-      b.add("LOCAL_WORLD_SIZE", std::to_string(t.local_count), "tasks of the step on this node");
       return {};
     }
     case CoreMode::automatic:
@@ -235,6 +249,7 @@ Result<EnvPlan> task_environment(const EnvInput& in) {
     return b.take();
   }
   if (auto ok = add_cores(in, b); !ok) return std::unexpected(ok.error());
+  add_ranks(in, b);
   add_efa(in, b);
   add_rendezvous(in, b);
   add_runtime(in, b);

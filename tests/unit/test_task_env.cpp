@@ -197,6 +197,12 @@ TEST_CASE("task_env: precedence: the user's environment > option > plugstack def
   plan = task_environment(in).value();
   CHECK(value(plan, "NEURON_RT_NUM_CORES") == "<unset>");
   CHECK(noted(plan, "come from your environment"));
+  // Ranks still come with one rank per task, cores or not.
+  auto two = input("trn1", 1, 2);
+  two.user_env["NEURON_RT_VISIBLE_CORES"] = "4";
+  CHECK(value(task_environment(two).value(), "RANK") == "1");
+  auto nodev = input("does-not-exist", 1, 2);
+  CHECK(value(task_environment(nodev).value(), "LOCAL_RANK") == "1");
 }
 
 TEST_CASE("task_env: --trn-env=off touches nothing") {
