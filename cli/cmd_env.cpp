@@ -153,7 +153,7 @@ Command add_env(CLI::App& app) {
       "Examples:\n"
       "  trnslurm env --explain\n"
       "  trnslurm env --nodes 4 --tasks-per-node 32 --node-rank 1 --local-id 5 --nodelist 'trn[1-4]'\n"
-      "  eval \"$(trnslurm env --trn-cores=per-node)\"");
+      "  set -a; eval \"$(trnslurm env --trn-cores=per-node)\"; set +a   # values are shell-quoted");
   sub->add_option("--nodes", args->nodes, "Nodes in the step")->check(CLI::PositiveNumber);
   sub->add_option("--tasks-per-node", args->tasks_per_node, "Tasks of the step on this node");
   sub->add_option("--node-rank", args->node_rank, "This node's index in the step (SLURM_NODEID)");
