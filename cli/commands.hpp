@@ -23,6 +23,8 @@ struct Command {
 Command add_init(CLI::App& app);
 Command add_recipes(CLI::App& app);
 Command add_plan(CLI::App& app);
+Command add_env(CLI::App& app);
+Command add_doctor(CLI::App& app);
 
 // Every subcommand, registered on `app` (the list lives in commands.cpp).
 std::vector<Command> register_commands(CLI::App& app);

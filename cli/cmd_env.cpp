@@ -1,0 +1,181 @@
+// `trnslurm env`: what the plugin would set for one task, computed by the plugin's own core
+// code (trnslurm/task_env.hpp) from the same inputs: this node's topology under the site's
+// root, the slurmd's EFA answer, plugstack.conf's arguments, the --trn-* options and the
+// caller's environment.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "site_config.hpp"
+#include "trnslurm/task_env.hpp"
+
+namespace trnslurm::cli {
+
+namespace {
+
+struct EnvArgs {
+  std::uint32_t nodes = 1;
+  std::uint32_t tasks_per_node = 1;
+  std::uint32_t node_rank = 0;
+  std::uint32_t local_id = 0;
+  std::optional<std::string> nodelist;
+  std::optional<std::string> node_name;
+  std::optional<std::string> root;
+  std::optional<std::string> plugstack;
+  std::optional<std::string> trn_env, trn_cores, trn_efa, trn_cache;
+  std::optional<std::string> trn_root_comm;  // "" = the default port
+  bool explain = false;
+  bool probe_efa = false;
+  bool ignore_env = false;
+};
+
+// Values are printed so that `eval "$(trnslurm env)"` works for any of them.
+std::string shell_quote(const std::string& v) {
+  if (!v.empty() &&
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:/@+=") ==
+          std::string::npos)
+    return v;
+  std::string out = "'";
+  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int usage_error(const Error& e) {
+  std::fprintf(stderr, "trnslurm env: %s\n", to_string(e).c_str());
+  return exit_usage;
+}
+
+int run(const EnvArgs& a) {
+  if (a.nodes == 0 || a.tasks_per_node == 0)
+    return usage_error({"--nodes and --tasks-per-node must be at least 1", "trnslurm env", ""});
+  if (a.node_rank >= a.nodes)
+    return usage_error(
+        {fmt::format("--node-rank {} is not below --nodes {}", a.node_rank, a.nodes), "trnslurm env", ""});
+  if (a.local_id >= a.tasks_per_node)
+    return usage_error(
+        {fmt::format("--local-id {} is not below --tasks-per-node {}", a.local_id, a.tasks_per_node),
+         "trnslurm env", ""});
+
+  const auto cfg = load_site_config(a.plugstack);
+  if (!cfg.site) return usage_error(cfg.site.error());
+  const SiteSettings& site = *cfg.site;
+
+  UserOptions opts;
+  const auto apply = [&](const char* name, const std::optional<std::string>& v, bool optional_value = false) {
+    if (!v) return Result<void>{};
+    std::optional<std::string_view> value;
+    if (!(optional_value && v->empty())) value = *v;
+    return apply_option(opts, name, value, site.defaults.root_comm_default_port);
+  };
+  for (auto r : {apply("trn-env", a.trn_env), apply("trn-cores", a.trn_cores), apply("trn-efa", a.trn_efa),
+                 apply("trn-cache", a.trn_cache), apply("trn-root-comm", a.trn_root_comm, true)}) {
+    if (!r) return usage_error(r.error());
+  }
+
+  EnvInput in;
+  in.settings = merge(site, opts);
+  in.hostname = a.node_name.value_or(short_hostname());
+  in.task.nnodes = a.nodes;
+  in.task.node_id = a.node_rank;
+  in.task.local_count = a.tasks_per_node;
+  in.task.local_id = a.local_id;
+  in.task.total_tasks = a.nodes * a.tasks_per_node;
+  in.task.global_id = a.node_rank * a.tasks_per_node + a.local_id;
+
+  if (a.root) {
+    in.topology = read_topology(*a.root);
+  } else {
+    const auto root = expand_node_pattern(site.root, in.hostname);
+    if (!root) return usage_error(root.error());
+    in.topology = read_topology(*root);
+  }
+  if (a.probe_efa) {
+    in.efa = probe_efa();
+  } else {
+    const auto dir = expand_node_pattern(site.state_dir, in.hostname);
+    if (!dir) return usage_error(dir.error());
+    if (auto state = read_efa_state(*dir))
+      in.efa = std::move(*state);
+    else
+      in.efa = {EfaState::unknown, to_string(state.error())};
+  }
+
+  std::string nodelist = in.hostname;
+  if (a.nodelist)
+    nodelist = *a.nodelist;
+  else if (const char* s = std::getenv("SLURM_STEP_NODELIST"); s && *s)
+    nodelist = s;
+  else if (const char* j = std::getenv("SLURM_JOB_NODELIST"); j && *j)
+    nodelist = j;
+  const auto host = first_host(nodelist);
+  if (!host)
+    return usage_error({fmt::format("cannot read node list '{}'", nodelist), "--nodelist", "e.g. trn[1-4]"});
+  in.master = find_master(*host, in.settings, slurm_node_addr);
+
+  if (!a.ignore_env) {
+    for (const auto name : considered_variables()) {
+      const std::string n(name);
+      if (const char* v = std::getenv(n.c_str())) in.user_env.emplace(n, v);
+    }
+  }
+
+  const auto plan = task_environment(in);
+  if (!plan) return usage_error(plan.error());
+  for (const auto& v : plan->set) {
+    if (a.explain)
+      std::printf("%s=%s  # %s\n", v.name.c_str(), shell_quote(v.value).c_str(), v.reason.c_str());
+    else
+      std::printf("%s=%s\n", v.name.c_str(), shell_quote(v.value).c_str());
+  }
+  if (a.explain) {
+    for (const auto& v : plan->kept)
+      std::printf("# kept %s=%s: %s\n", v.name.c_str(), v.value.c_str(), v.reason.c_str());
+    for (const auto& n : plan->notes) std::printf("# %s\n", n.c_str());
+    std::printf("# site settings: %s\n",
+                cfg.line ? fmt::format("{}:{}", cfg.line->file, cfg.line->line).c_str()
+                         : fmt::format("built-in defaults (no trnslurm line in {})", cfg.plugstack).c_str());
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_env(CLI::App& app) {
+  auto args = std::make_shared<EnvArgs>();
+  auto* sub = app.add_subcommand("env", "Print the environment the SPANK plugin gives a task, and why");
+  sub->footer(
+      "Runs the plugin's own code on this node: topology under plugstack.conf's root=, the slurmd's\n"
+      "EFA probe result, plugstack.conf's defaults, the --trn-* options and your environment.\n"
+      "Examples:\n"
+      "  trnslurm env --explain\n"
+      "  trnslurm env --nodes 4 --tasks-per-node 32 --node-rank 1 --local-id 5 --nodelist 'trn[1-4]'\n"
+      "  set -a; eval \"$(trnslurm env --trn-cores=per-node)\"; set +a   # values are shell-quoted");
+  sub->add_option("--nodes", args->nodes, "Nodes in the step")->check(CLI::PositiveNumber);
+  sub->add_option("--tasks-per-node", args->tasks_per_node, "Tasks of the step on this node");
+  sub->add_option("--node-rank", args->node_rank, "This node's index in the step (SLURM_NODEID)");
+  sub->add_option("--local-id", args->local_id, "The task's index on this node (SLURM_LOCALID)");
+  sub->add_option("--nodelist", args->nodelist,
+                  "The step's node list (default $SLURM_STEP_NODELIST or this host)");
+  sub->add_option("--node-name", args->node_name, "This node's name, for %n in plugstack paths");
+  sub->add_option("--root", args->root,
+                  "Read the Neuron topology under DIR instead of plugstack.conf's root=");
+  sub->add_option("--plugstack", args->plugstack, "plugstack.conf to take the site settings from");
+  sub->add_option("--trn-env", args->trn_env, "on|off, as for srun");
+  sub->add_option("--trn-cores", args->trn_cores, "per-node|per-task|N, as for srun");
+  sub->add_option("--trn-efa", args->trn_efa, "auto|on|off, as for srun");
+  sub->add_option("--trn-cache", args->trn_cache, "DIR, as for srun");
+  sub->add_option("--trn-root-comm", args->trn_root_comm, "[PORT], as for srun")
+      ->expected(0, 1)
+      ->default_str("");
+  sub->add_flag("--explain", args->explain, "Say why each variable is set or left alone");
+  sub->add_flag("--probe-efa", args->probe_efa,
+                "Ask libfabric now instead of reading the slurmd's probe result");
+  sub->add_flag("--ignore-env", args->ignore_env, "Ignore your own environment (show the plugin's values)");
+  return {sub, [args] { return run(*args); }};
+}
+
+}  // namespace trnslurm::cli

@@ -1,0 +1,105 @@
+#include "site_config.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace trnslurm::cli {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string short_hostname() {
+  std::array<char, 256> buf{};
+  if (gethostname(buf.data(), buf.size() - 1) != 0) return "localhost";
+  std::string name(buf.data());
+  if (const auto dot = name.find('.'); dot != std::string::npos) name.resize(dot);
+  return name;
+}
+
+SiteConfig load_site_config(const std::optional<std::string>& plugstack_override) {
+  SiteConfig cfg;
+  const char* env_conf = std::getenv("SLURM_CONF");
+  cfg.slurm_conf = env_conf && *env_conf ? env_conf : "/etc/slurm/slurm.conf";
+  const auto conf_text = read_text(cfg.slurm_conf);
+  cfg.slurm_conf_found = conf_text.has_value();
+  if (plugstack_override) {
+    cfg.plugstack = *plugstack_override;
+  } else {
+    const auto configured = conf_text ? slurm_conf_value(*conf_text, "PlugStackConfig") : std::nullopt;
+    cfg.plugstack =
+        configured ? *configured : (fs::path(cfg.slurm_conf).parent_path() / "plugstack.conf").string();
+  }
+
+  std::vector<std::string> pending{cfg.plugstack};
+  // Follow `include` lines, a few levels deep at most (Slurm itself allows nesting).
+  for (int depth = 0; depth < 4 && !pending.empty() && !cfg.line; ++depth) {
+    std::vector<std::string> next;
+    for (const auto& file : pending) {
+      const auto text = read_text(file);
+      if (!text) continue;
+      if (file == cfg.plugstack) cfg.plugstack_found = true;
+      cfg.files_read.push_back(file);
+      auto scan = scan_plugstack(*text, file);
+      if (scan.trnslurm && !cfg.line) cfg.line = std::move(scan.trnslurm);
+      for (const auto& pattern : scan.includes) {
+        glob_t g{};
+        if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+          for (std::size_t i = 0; i < g.gl_pathc; ++i) next.emplace_back(g.gl_pathv[i]);
+        }
+        globfree(&g);
+      }
+    }
+    pending = std::move(next);
+  }
+  if (cfg.line) cfg.site = parse_plugstack_args(cfg.line->args);
+  return cfg;
+}
+
+std::optional<std::string> first_host(const std::string& nodelist) {
+  struct Destroy {
+    void operator()(hostlist_t hl) const noexcept { slurm_hostlist_destroy(hl); }
+  };
+  std::unique_ptr<std::remove_pointer_t<hostlist_t>, Destroy> hl(slurm_hostlist_create(nodelist.c_str()));
+  if (!hl) return std::nullopt;
+  std::unique_ptr<char, decltype(&std::free)> host(slurm_hostlist_shift(hl.get()), &std::free);
+  if (!host) return std::nullopt;
+  return std::string(host.get());
+}
+
+std::optional<std::string> slurm_node_addr(const std::string& node) {
+  // libslurm would complain on stderr without a slurm.conf: don't ask it then.
+  const char* env_conf = std::getenv("SLURM_CONF");
+  if (!fs::exists(env_conf && *env_conf ? env_conf : "/etc/slurm/slurm.conf")) return std::nullopt;
+  // The same lookup as the plugin's (spank/remote.cpp): not in libslurm's public headers.
+  using get_fn = char* (*)(const char*);
+  using free_fn = void (*)(void*);
+  const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "slurm_conf_get_address"));
+  const auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_xfree_ptr"));
+  if (!get || !release) return std::nullopt;
+  char* addr = get(node.c_str());
+  if (!addr) return std::nullopt;
+  std::string out(addr);
+  release(addr);
+  return out;
+}
+
+}  // namespace trnslurm::cli

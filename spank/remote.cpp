@@ -1,0 +1,207 @@
+// The remote context (slurmstepd). user_init runs once per step in the step's parent process,
+// as the user: it reads the node (topology under the admin's root, the slurmd's EFA answer),
+// the rendezvous and the user's environment once for all the node's tasks, asks the core for
+// every local task's environment, and sets what is the same for all of them (a setenv there
+// reaches every task). task_init runs in each task's freshly forked process, as the user, just
+// before exec: it only sets the variables decided for that task (cores, ranks).
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "state.hpp"
+
+namespace trnslurm::spank {
+
+namespace {
+
+// Slurm's id for the batch script's own step (SLURM_BATCH_SCRIPT).
+constexpr std::uint32_t batch_script_step = 0xfffffffbU;
+
+template <class T>
+bool get_item(spank_t sp, spank_item_t item, T& out) {
+  return spank_get_item(sp, item, &out) == ESPANK_SUCCESS;
+}
+
+std::optional<std::string> job_getenv(spank_t sp, const char* name) {
+  std::array<char, 8192> buf{};
+  if (spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size())) != ESPANK_SUCCESS) return std::nullopt;
+  return std::string(buf.data());
+}
+
+// The first host of a Slurm node list, through libslurm's own parser (slurmstepd carries it).
+std::optional<std::string> first_host(const std::string& nodelist) {
+  struct Destroy {
+    void operator()(hostlist_t hl) const noexcept { slurm_hostlist_destroy(hl); }
+  };
+  std::unique_ptr<std::remove_pointer_t<hostlist_t>, Destroy> hl(slurm_hostlist_create(nodelist.c_str()));
+  if (!hl) return std::nullopt;
+  std::unique_ptr<char, decltype(&std::free)> host(slurm_hostlist_shift(hl.get()), &std::free);
+  if (!host) return std::nullopt;
+  return std::string(host.get());
+}
+
+// Slurm's NodeAddr for a node: libslurm's slurm_conf_get_address(), which slurmstepd carries but
+// no public header declares. Looked up at run time so that a Slurm without it only loses this
+// first choice (DNS and then the name remain), never the plugin's load.
+std::optional<std::string> slurm_node_addr(const std::string& node) {
+  using get_fn = char* (*)(const char*);
+  using free_fn = void (*)(void*);
+  const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "slurm_conf_get_address"));
+  const auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_xfree_ptr"));
+  if (!get || !release) return std::nullopt;
+  char* addr = get(node.c_str());
+  if (!addr) return std::nullopt;
+  std::string out(addr);
+  release(addr);
+  return out;
+}
+
+bool is_batch_step(spank_t sp) {
+  std::uint32_t step = 0;
+  return get_item(sp, S_JOB_STEPID, step) && step == batch_script_step;
+}
+
+// To the task's own stderr (task_init runs in the task's process): what the user sees.
+void to_task(const std::string& line) noexcept {
+  std::fprintf(stderr, "trnslurm: %s\n", line.c_str());
+}
+
+}  // namespace
+
+int remote_user_init(spank_t sp) {
+  auto& st = state();
+  if (is_batch_step(sp)) {
+    // The batch shell is not a training task: it gets nothing, its sruns do.
+    st.batch_step = true;
+    return 0;
+  }
+  if (st.remote_error) return 0;
+  EnvInput in;
+  in.settings = merge(st.site, st.options);
+  if (!in.settings.enabled) {
+    st.node = std::move(in);
+    return 0;
+  }
+  auto& t = in.task;
+  if (!get_item(sp, S_JOB_NODEID, t.node_id) || !get_item(sp, S_JOB_NNODES, t.nnodes) ||
+      !get_item(sp, S_JOB_LOCAL_TASK_COUNT, t.local_count) ||
+      !get_item(sp, S_JOB_TOTAL_TASK_COUNT, t.total_tasks)) {
+    st.remote_error = "Slurm did not tell the step's shape (node id, nodes, tasks)";
+    return 0;
+  }
+  in.hostname = node_name();
+  const auto root = expand_node_pattern(st.site.root, in.hostname);
+  const auto state_dir = expand_node_pattern(st.site.state_dir, in.hostname);
+  if (!root || !state_dir) {
+    st.remote_error = to_string(!root ? root.error() : state_dir.error());
+    return 0;
+  }
+  in.topology = read_topology(*root);
+  if (auto efa = read_efa_state(*state_dir))
+    in.efa = std::move(*efa);
+  else
+    in.efa = {EfaState::unknown, to_string(efa.error())};
+
+  auto nodelist = job_getenv(sp, "SLURM_STEP_NODELIST");
+  if (!nodelist) nodelist = job_getenv(sp, "SLURM_JOB_NODELIST");
+  const auto host = nodelist ? first_host(*nodelist) : std::nullopt;
+  if (!host) {
+    st.remote_error = "the step's node list (SLURM_STEP_NODELIST) is missing or unreadable: no MASTER_ADDR";
+    return 0;
+  }
+  in.master = find_master(*host, in.settings, slurm_node_addr);
+  // The user's environment as it is before we set anything: what task_init decides against.
+  for (const auto name : considered_variables()) {
+    const std::string n(name);
+    if (auto v = job_getenv(sp, n.c_str())) in.user_env.emplace(n, std::move(*v));
+  }
+
+  // Decide for every local task now, in the step's parent: a refusal (cores, LNC) depends only
+  // on the node and is kept for task_init. What is the same for every task of the node is set
+  // here, once (a setenv in user_init reaches every task); task_init only sets cores and ranks.
+  st.task_vars.assign(t.local_count, {});
+  for (std::uint32_t local = 0; local < t.local_count; ++local) {
+    t.local_id = local;
+    if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, local, &t.global_id) != ESPANK_SUCCESS) {
+      st.remote_error = "Slurm did not tell the global id of local task " + std::to_string(local);
+      return 0;
+    }
+    auto plan = task_environment(in);
+    if (!plan) {
+      st.remote_error = in.hostname + ": " + to_string(plan.error());
+      return 0;
+    }
+    for (auto& var : plan->set) {
+      if (var.per_task) {
+        st.task_vars[local].push_back(std::move(var));
+        continue;
+      }
+      if (local != 0) continue;
+      // overwrite = 0: whatever the user set wins.
+      const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
+      if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
+        st.remote_error = "could not set " + var.name + ": " + spank_strerror(rc);
+        return 0;
+      }
+    }
+  }
+  st.node = std::move(in);
+  return 0;
+}
+
+int remote_task_init(spank_t sp) {
+  auto& st = state();
+  if (st.batch_step || is_batch_step(sp)) return 0;
+  if (st.remote_error) {
+    log_error(*st.remote_error);  // in the task's process: reaches the task's stderr too
+    return -1;
+  }
+  if (!st.node) {
+    log_error("task_init: user_init did not run");
+    return -1;
+  }
+  const bool verbose = st.node->settings.verbose;
+  if (!st.node->settings.enabled) {
+    if (verbose) to_task("--trn-env=off: nothing set");
+    return 0;
+  }
+  int local_id = 0;
+  if (!get_item(sp, S_TASK_ID, local_id) || local_id < 0 ||
+      static_cast<std::size_t>(local_id) >= st.task_vars.size()) {
+    log_error("task_init: Slurm did not tell the task's position in the step");
+    return -1;
+  }
+  for (const auto& var : st.task_vars[static_cast<std::size_t>(local_id)]) {
+    const spank_err_t rc = spank_setenv(sp, var.name.c_str(), var.value.c_str(), 0);
+    if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
+      log_error("task_init: could not set " + var.name + ": " + spank_strerror(rc));
+      return -1;
+    }
+  }
+  if (verbose) {
+    // Only here is the whole decision computed again in the task, to print it.
+    EnvInput in = *st.node;
+    in.task.local_id = static_cast<std::uint32_t>(local_id);
+    get_item(sp, S_TASK_GLOBAL_ID, in.task.global_id);
+    const auto plan = task_environment(in);
+    if (!plan) return 0;  // cannot happen: user_init decided the same input
+    const std::string who = in.hostname + " task " + std::to_string(in.task.global_id);
+    for (const auto& var : plan->set)
+      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
+    for (const auto& var : plan->kept)
+      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
+    for (const auto& note : plan->notes) to_task(who + ": " + note);
+  }
+  return 0;
+}
+
+}  // namespace trnslurm::spank

@@ -1,0 +1,29 @@
+// The slurmd context: at daemon start, as root, probe libfabric once for this node and leave
+// the answer in a root-owned file that every step reads (docs/plugin.md, "EFA"). Loading
+// libfabric costs about 0.3 s; paid here once per slurmd start, never per srun or per task.
+#include "state.hpp"
+#include "trnslurm/efa.hpp"
+
+namespace trnslurm::spank {
+
+int slurmd_init() {
+  const auto dir = expand_node_pattern(state().site.state_dir, node_name());
+  if (!dir) {
+    log_error(to_string(dir.error()));
+    return 0;  // never stop slurmd over this: steps see "no probe result" and leave FI_* alone
+  }
+  if (state().site.defaults.efa == EfaMode::off) {
+    log_info("EFA detection off in plugstack.conf: no probe");
+    return 0;
+  }
+  const EfaProbe probe = probe_efa();
+  if (auto ok = write_efa_state(*dir, probe); !ok) {
+    log_error("EFA probe result not saved: " + to_string(ok.error()));
+    return 0;
+  }
+  log_info("EFA " + std::string(to_string(probe.state)) + " (" + probe.detail + "), saved in " + *dir +
+           "/efa");
+  return 0;
+}
+
+}  // namespace trnslurm::spank
