@@ -3,8 +3,7 @@
 namespace trnslurm::cli {
 
 std::vector<Command> register_commands(CLI::App& app) {
-  (void)app;
-  return {};
+  return {add_submit(app), add_status(app), add_watch(app), add_logs(app), add_cancel(app), add_list(app)};
 }
 
 }  // namespace trnslurm::cli
