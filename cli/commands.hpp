@@ -21,6 +21,9 @@ struct Command {
   std::function<int()> run;
 };
 
+Command add_init(CLI::App& app);
+Command add_recipes(CLI::App& app);
+Command add_plan(CLI::App& app);
 Command add_submit(CLI::App& app);
 Command add_status(CLI::App& app);
 Command add_watch(CLI::App& app);

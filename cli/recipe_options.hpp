@@ -1,0 +1,31 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "trnslurm/error.hpp"
+#include "trnslurm/recipe.hpp"
+
+namespace trnslurm::cli {
+
+// The recipe options every recipe-reading command shares: -r/--recipe, --set, --nodes,
+// --epochs, --dataset. Bind them with add_recipe_options, then call load().
+struct RecipeOptions {
+  std::string path = "trnslurm.toml";
+  std::vector<std::string> sets;
+  std::string nodes;
+  std::string epochs;
+  std::string dataset;
+
+  // The recipe with the overrides applied (--nodes, --epochs, --dataset, then each --set).
+  Result<Recipe> load() const;
+};
+
+void add_recipe_options(CLI::App& app, RecipeOptions& options);
+
+// Prints an error as "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.
+void print_error(const Error& error);
+
+}  // namespace trnslurm::cli
