@@ -1,8 +1,8 @@
 #include "chain_cli.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -15,9 +15,13 @@ namespace fs = std::filesystem;
 
 namespace {
 volatile std::sig_atomic_t interrupt_flag = 0;
-extern "C" void on_interrupt(int) { interrupt_flag = 1; }
+extern "C" void on_interrupt(int) {
+  interrupt_flag = 1;
+}
 
-std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+std::string or_dash(const std::string& s) {
+  return s.empty() ? "-" : s;
+}
 }  // namespace
 
 void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain) {
@@ -70,7 +74,8 @@ Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
   if (!status) return std::unexpected(status.error());
   if (!status->to_cancel.empty()) {
     // Blocked stages would sit in the queue forever on clusters without kill_invalid_depend.
-    auto cancelled = cancel_jobs(status->to_cancel, slurm, [](auto) {}, std::chrono::milliseconds(0));
+    auto cancelled = cancel_jobs(
+        status->to_cancel, slurm, [](auto) {}, std::chrono::milliseconds(0));
     if (!cancelled) return std::unexpected(cancelled.error());
   }
   if (chain.manifest) {
@@ -96,9 +101,12 @@ Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
 
 int exit_code_for(ChainVerdict verdict) {
   switch (verdict) {
-    case ChainVerdict::succeeded: return exit_ok;
-    case ChainVerdict::running: return exit_running;
-    case ChainVerdict::failed: return exit_failure;
+    case ChainVerdict::succeeded:
+      return exit_ok;
+    case ChainVerdict::running:
+      return exit_running;
+    case ChainVerdict::failed:
+      return exit_failure;
   }
   return exit_failure;
 }
@@ -130,23 +138,25 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status) {
 std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : status.stages) {
-    nlohmann::json j{{"stage", s.name},  {"state", s.state},     {"phase", to_string(s.phase)},
-                     {"reason", s.reason}, {"elapsed", s.elapsed}, {"nodes", s.nodes},
-                     {"exit_code", s.exit_code}, {"note", s.note}, {"source", s.source}};
+    nlohmann::json j{{"stage", s.name},          {"state", s.state},     {"phase", to_string(s.phase)},
+                     {"reason", s.reason},       {"elapsed", s.elapsed}, {"nodes", s.nodes},
+                     {"exit_code", s.exit_code}, {"note", s.note},       {"source", s.source}};
     j["job_id"] = s.job_id ? nlohmann::json(*s.job_id) : nlohmann::json(nullptr);
-    if (chain.manifest && s.job_id) j["log"] = output_path(chain.manifest->run_dir, s.name, *s.job_id).string();
+    if (chain.manifest && s.job_id)
+      j["log"] = output_path(chain.manifest->run_dir, s.name, *s.job_id).string();
     stages.push_back(std::move(j));
   }
   nlohmann::json j{{"chain_id", chain.chain_id}, {"verdict", to_string(status.verdict)}, {"stages", stages}};
   j["run_dir"] = chain.manifest ? nlohmann::json(chain.manifest->run_dir.string()) : nlohmann::json(nullptr);
-  j["failed_stage"] =
-      status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name) : nlohmann::json(nullptr);
+  j["failed_stage"] = status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name)
+                                          : nlohmann::json(nullptr);
   return j.dump(2) + "\n";
 }
 
 void report_error(const Error& error) {
-  std::fputs(fmt::format("trnslurm: {}{}\n", error.where.empty() ? "" : error.where + ": ", error.what).c_str(),
-             stderr);
+  std::fputs(
+      fmt::format("trnslurm: {}{}\n", error.where.empty() ? "" : error.where + ": ", error.what).c_str(),
+      stderr);
   if (!error.hint.empty()) std::fputs(fmt::format("  hint: {}\n", error.hint).c_str(), stderr);
 }
 
@@ -159,6 +169,8 @@ void install_interrupt_flag() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool interrupted() { return interrupt_flag != 0; }
+bool interrupted() {
+  return interrupt_flag != 0;
+}
 
 }  // namespace trnslurm::cli

@@ -17,37 +17,40 @@ Command add_cancel(CLI::App& app) {
   auto* sub = app.add_subcommand("cancel", "Cancel every job of a chain");
   add_chain_options(*sub, *opts);
   sub->footer("Exit code: 0 when no job of the chain remains pending or running, 1 otherwise.");
-  return {sub, [opts] {
-            CommandSlurmClient slurm(process_runner());
-            auto chain = load_chain(*opts, slurm);
-            if (!chain) {
-              report_error(chain.error());
-              return exit_usage;
-            }
-            std::vector<JobId> ids;
-            for (const auto& s : chain->stages) {
-              if (s.job_id) ids.push_back(*s.job_id);
-            }
-            auto result = cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
-            if (!result) {
-              report_error(result.error());
-              return exit_failure;
-            }
-            if (chain->manifest) {
-              chain->manifest->state = "cancelled";
-              if (auto w = write_manifest(*chain->manifest); !w) report_error(w.error());
-            }
-            if (!result->remaining.empty()) {
-              std::string left;
-              for (auto id : result->remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
-              report_error(Error{fmt::format("jobs {} are still in the queue after scancel", left),
-                                 "chain " + chain->chain_id, "try again, or ask an administrator"});
-              return exit_failure;
-            }
-            std::fputs(fmt::format("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id).c_str(),
-                       stdout);
-            return exit_ok;
-          }};
+  return {
+      sub, [opts] {
+        CommandSlurmClient slurm(process_runner());
+        auto chain = load_chain(*opts, slurm);
+        if (!chain) {
+          report_error(chain.error());
+          return exit_usage;
+        }
+        std::vector<JobId> ids;
+        for (const auto& s : chain->stages) {
+          if (s.job_id) ids.push_back(*s.job_id);
+        }
+        auto result =
+            cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
+        if (!result) {
+          report_error(result.error());
+          return exit_failure;
+        }
+        if (chain->manifest) {
+          chain->manifest->state = "cancelled";
+          if (auto w = write_manifest(*chain->manifest); !w) report_error(w.error());
+        }
+        if (!result->remaining.empty()) {
+          std::string left;
+          for (auto id : result->remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
+          report_error(Error{fmt::format("jobs {} are still in the queue after scancel", left),
+                             "chain " + chain->chain_id, "try again, or ask an administrator"});
+          return exit_failure;
+        }
+        std::fputs(
+            fmt::format("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id).c_str(),
+            stdout);
+        return exit_ok;
+      }};
 }
 
 }  // namespace trnslurm::cli

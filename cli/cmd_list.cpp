@@ -39,7 +39,8 @@ Command add_list(CLI::App& app) {
               report_error(rows.error());
               return exit_failure;
             }
-            std::fputs(fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES")
+            std::fputs(fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS",
+                                   "STAGES")
                            .c_str(),
                        stdout);
             for (const auto& m : chains) {
@@ -47,7 +48,8 @@ Command add_list(CLI::App& app) {
               std::string stages;
               for (const auto& s : m.stages) stages += (stages.empty() ? "" : ",") + s.name;
               const auto verdict = m.state == "submitted" ? std::string(to_string(status.verdict)) : "-";
-              std::fputs(fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state, verdict, stages)
+              std::fputs(fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state,
+                                     verdict, stages)
                              .c_str(),
                          stdout);
             }

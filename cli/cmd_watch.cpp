@@ -26,8 +26,9 @@ Command add_watch(CLI::App& app) {
   sub->add_option("--interval", opts->interval, "Seconds between refreshes")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
-  sub->footer("On a terminal the status is redrawn in place; otherwise a new status is printed when it changes.\n"
-              "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running).");
+  sub->footer(
+      "On a terminal the status is redrawn in place; otherwise a new status is printed when it changes.\n"
+      "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running).");
   return {sub, [opts] {
             CommandSlurmClient slurm(process_runner());
             auto chain = load_chain(opts->chain, slurm);

@@ -3,12 +3,12 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/process/v2.hpp>
-#include <fmt/format.h>
 
 namespace trnslurm::cli {
 namespace bp = boost::process::v2;

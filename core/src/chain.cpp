@@ -89,6 +89,7 @@ std::vector<std::string> sbatch_argv(const ChainSpec& chain, std::size_t stage, 
   if (!chain.slurm.qos.empty()) argv.push_back("--qos=" + chain.slurm.qos);
   if (chain.slurm.exclusive) argv.emplace_back("--exclusive");
   argv.insert(argv.end(), chain.slurm.sbatch_args.begin(), chain.slurm.sbatch_args.end());
+  argv.insert(argv.end(), s.sbatch_args.begin(), s.sbatch_args.end());
   argv.push_back(script_path(chain, stage).string());
   return argv;
 }

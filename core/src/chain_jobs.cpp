@@ -191,7 +191,11 @@ ChainStatus evaluate_chain(const std::vector<StageRef>& stages, const std::vecto
         !out.failed_stage) {
       out.failed_stage = out.stages.size();
     }
-    if (is_active(s.phase)) any_active = true;
+    // squeue says 0 for jobs that have not ended: no exit code yet.
+    if (is_active(s.phase)) {
+      any_active = true;
+      s.exit_code.clear();
+    }
     if (s.phase != JobPhase::succeeded) all_done = false;
     out.stages.push_back(std::move(s));
   }

@@ -16,7 +16,7 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
       return fail(fmt::format("stage {} asks for 0 nodes", s.name), s.command_origin.file,
                   fmt::format("set stages.{}.nodes to 1 or more", s.name));
     }
-    stages.push_back(StageSpec{s.name, {}, s.nodes, s.time});
+    stages.push_back(StageSpec{s.name, {}, s.nodes, s.time, {}});
   }
   if (stages.empty()) {
     return fail("every stage is disabled", "recipe", "enable at least one [stages.*] table (enabled = true)");
@@ -32,8 +32,15 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
     const auto& src = *std::find_if(in.stages.begin(), in.stages.end(),
                                     [&](const StageInput& s) { return s.name == stage.name; });
     values["stage"] = stage.name;
-    ScriptInput script{in.chain_id, stage.name, in.run_dir, src.command, src.command_origin,
-                       src.env,     fmt::format("stages.{}.env", stage.name), values, in.exports};
+    ScriptInput script{in.chain_id,
+                       stage.name,
+                       in.run_dir,
+                       src.command,
+                       src.command_origin,
+                       src.env,
+                       fmt::format("stages.{}.env", stage.name),
+                       values,
+                       in.exports};
     auto text = render_job_script(script);
     if (!text) return std::unexpected(text.error());
     stage.script = std::move(*text);
@@ -53,7 +60,8 @@ TextOrigin string_value_origin(std::string_view toml_text, std::string file, std
     start = nl + 1;
   }
   const auto end = toml_text.find('\n', start);
-  const auto text = toml_text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  const auto text =
+      toml_text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
   if (column - 1 > text.size()) return origin;
   const auto value = text.substr(column - 1);
   if (value.starts_with("\"\"\"") || value.starts_with("'''")) {

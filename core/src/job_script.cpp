@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -59,8 +60,28 @@ void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValue
 }  // namespace
 
 Result<std::string> render_job_script(const ScriptInput& in) {
-  auto body = render_template(in.command, in.values, in.command_origin, Substitution::shell_quoted);
+  std::vector<std::string> used;
+  auto body = render_template(in.command, in.values, in.command_origin, Substitution::variables, &used);
   if (!body) return std::unexpected(body.error());
+  // The plan's figures, then every placeholder the command uses, each exported once.
+  std::vector<std::pair<std::string, std::string>> exports{{"TRNSLURM_CHAIN_ID", in.chain_id},
+                                                           {"TRNSLURM_STAGE", in.stage},
+                                                           {"TRNSLURM_RUN_DIR", in.run_dir.string()}};
+  exports.insert(exports.end(), in.exports.begin(), in.exports.end());
+  for (const auto& name : used) {
+    const auto var = variable_for(name);
+    const auto& value = in.values.find(name)->second;
+    const auto same =
+        std::find_if(exports.begin(), exports.end(), [&](const auto& e) { return e.first == var; });
+    if (same == exports.end()) {
+      exports.emplace_back(var, value);
+    } else if (same->second != value) {
+      return fail(fmt::format("placeholders that differ only in '.' and '_' hold different values: {} stands "
+                              "for both '{}' and '{}'",
+                              var, same->second, value),
+                  in.command_origin.file, "use one spelling of the name");
+    }
+  }
   std::string out = fmt::format(
       "#!/bin/bash\n"
       "# Stage '{}' of trnslurm chain {}: rendered by `trnslurm submit` from the recipe.\n"
@@ -68,12 +89,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
       "set -eo pipefail\n",
       in.stage, in.chain_id);
   const std::string where = in.command_origin.file.empty() ? "job script" : in.command_origin.file;
-  if (auto r = add_export(out, "TRNSLURM_CHAIN_ID", in.chain_id, where); !r)
-    return std::unexpected(r.error());
-  if (auto r = add_export(out, "TRNSLURM_STAGE", in.stage, where); !r) return std::unexpected(r.error());
-  if (auto r = add_export(out, "TRNSLURM_RUN_DIR", in.run_dir.string(), where); !r)
-    return std::unexpected(r.error());
-  for (const auto& [name, value] : in.exports) {
+  for (const auto& [name, value] : exports) {
     if (auto r = add_export(out, name, value, where); !r) return std::unexpected(r.error());
   }
   for (const auto& [name, value] : in.env) {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
 namespace trnslurm {
 namespace {
@@ -76,10 +78,123 @@ Result<std::string> shell_quote(std::string_view value) {
   return out;
 }
 
+std::string variable_for(std::string_view name) {
+  std::string out = "TRNSLURM_";
+  for (char c : name) out += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+namespace {
+
+// Bash's quoting context at a point of a script, approximately: enough to choose the nicest
+// variable reference. A misjudged context costs word splitting, never execution.
+class QuoteTracker {
+ public:
+  enum class Context { unquoted, single, double_quoted };
+
+  Context context() const {
+    switch (stack_.back()) {
+      case Frame::single:
+      case Frame::ansi_c:
+        return Context::single;
+      case Frame::double_quoted:
+        return Context::double_quoted;
+      default:
+        return Context::unquoted;
+    }
+  }
+
+  // Feeds text[i]; returns how many characters were consumed (2 for an escape).
+  std::size_t feed(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    auto& top = stack_.back();
+    switch (top) {
+      case Frame::comment:
+        if (c == '\n') stack_.pop_back();
+        return 1;
+      case Frame::single:
+        if (c == '\'') stack_.pop_back();
+        return 1;
+      case Frame::ansi_c:
+        if (c == '\\') return 2;
+        if (c == '\'') stack_.pop_back();
+        return 1;
+      case Frame::double_quoted:
+        if (c == '\\') return 2;
+        if (c == '"') {
+          stack_.pop_back();
+          return 1;
+        }
+        return open_substitution(c, next);
+      case Frame::backtick:
+        if (c == '`') {
+          stack_.pop_back();
+          return 1;
+        }
+        return unquoted(text, i);
+      case Frame::command_sub:
+        if (c == ')') {
+          stack_.pop_back();
+          return 1;
+        }
+        if (c == '(') {
+          stack_.push_back(Frame::command_sub);
+          return 1;
+        }
+        return unquoted(text, i);
+      case Frame::top:
+        return unquoted(text, i);
+    }
+    return 1;
+  }
+
+ private:
+  enum class Frame { top, single, ansi_c, double_quoted, command_sub, backtick, comment };
+
+  std::size_t open_substitution(char c, char next) {
+    if (c == '$' && next == '(') {
+      stack_.push_back(Frame::command_sub);
+      return 2;
+    }
+    if (c == '`') stack_.push_back(Frame::backtick);
+    return 1;
+  }
+
+  std::size_t unquoted(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    if (c == '\\') return 2;
+    if (c == '\'') {
+      stack_.push_back(Frame::single);
+      return 1;
+    }
+    if (c == '"') {
+      stack_.push_back(Frame::double_quoted);
+      return 1;
+    }
+    if (c == '$' && next == '\'') {
+      stack_.push_back(Frame::ansi_c);
+      return 2;
+    }
+    if (c == '#' && (i == 0 || std::string_view(" \t\n;&|()").find(text[i - 1]) != std::string_view::npos)) {
+      stack_.push_back(Frame::comment);
+      return 1;
+    }
+    return open_substitution(c, next);
+  }
+
+  std::vector<Frame> stack_{Frame::top};
+};
+
+}  // namespace
+
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
-                                    const TextOrigin& origin, Substitution how) {
+                                    const TextOrigin& origin, Substitution how,
+                                    std::vector<std::string>* used) {
   std::string out;
   out.reserve(text.size());
+  QuoteTracker quotes;
   std::size_t i = 0;
   while (i < text.size()) {
     if (text.compare(i, 3, "\\{{") == 0) {
@@ -88,7 +203,9 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
       continue;
     }
     if (text.compare(i, 2, "{{") != 0) {
-      out += text[i++];
+      const auto n = std::min(quotes.feed(text, i), text.size() - i);
+      out.append(text.substr(i, n));
+      i += n;
       continue;
     }
     const auto close = text.find("}}", i + 2);
@@ -109,23 +226,18 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
       return fail(fmt::format("unknown placeholder '{{{{{}}}}}'", name), where_in(text, i, origin),
                   fmt::format("known placeholders: {}", known));
     }
-    if (how == Substitution::shell_quoted) {
-      const bool in_quotes = i > 0 && (text[i - 1] == '"' || text[i - 1] == '\'') &&
-                             close + 2 < text.size() && text[close + 2] == text[i - 1];
-      if (in_quotes) {
-        return fail(fmt::format("placeholder '{{{{{}}}}}' is inside quotes", name), where_in(text, i, origin),
-                    "write it without quotes: every value is inserted as one shell-quoted word");
+    if (how == Substitution::variables) {
+      if (auto q = shell_quote(found->second); !q) {
+        return fail(fmt::format("the value of '{}' cannot be put in a job script: {}", name, q.error().what),
+                    where_in(text, i, origin), q.error().hint);
       }
-      auto quoted = shell_quote(found->second);
-      if (!quoted) {
-        return fail(
-            fmt::format("the value of '{}' cannot be put in a job script: {}", name, quoted.error().what),
-            where_in(text, i, origin), quoted.error().hint);
-      }
-      out += *quoted;
+      const auto var = variable_for(name);
+      out +=
+          quotes.context() == QuoteTracker::Context::double_quoted ? "${" + var + "}" : "\"${" + var + "}\"";
     } else {
       out += found->second;
     }
+    if (used != nullptr) used->emplace_back(name);
     i = close + 2;
   }
   return out;

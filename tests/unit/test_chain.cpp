@@ -11,7 +11,7 @@ ChainSpec four_stages() {
   ChainSpec c;
   c.chain_id = "20261122-010203-0000abcd";
   c.run_dir = "/runs/20261122-010203-0000abcd";
-  for (auto s : chain_stage_order) c.stages.push_back(StageSpec{std::string(s), "#!/bin/bash\n", 1, ""});
+  for (auto s : chain_stage_order) c.stages.push_back(StageSpec{std::string(s), "#!/bin/bash\n", 1, "", {}});
   return c;
 }
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -41,6 +41,7 @@ TEST_CASE("chain: sbatch argv") {
   c.slurm.sbatch_args = {"--mail-type=END", "--begin=now"};
   c.stages[2].nodes = 4;
   c.stages[2].time = "02:00:00";
+  c.stages[2].sbatch_args = {"--partition=big"};
   const auto first = sbatch_argv(c, 0, std::nullopt);
   CHECK(first.front() == "sbatch");
   CHECK(first.back() == "/runs/20261122-010203-0000abcd/convert.sh");
@@ -59,6 +60,10 @@ TEST_CASE("chain: sbatch argv") {
   CHECK(has(train, "--dependency=afterok:42"));
   CHECK(has(train, "--nodes=4"));
   CHECK(has(train, "--time=02:00:00"));
+  // A stage's own arguments come after the chain's, so they win.
+  CHECK(std::find(train.begin(), train.end(), "--partition=big") >
+        std::find(train.begin(), train.end(), "--partition=trn1"));
+  CHECK_FALSE(has(first, "--partition=big"));
   c.slurm.exclusive = false;
   CHECK_FALSE(has(sbatch_argv(c, 0, std::nullopt), "--exclusive"));
 }

@@ -32,7 +32,9 @@ TEST_CASE("chain_render: every enabled stage rendered in order") {
   CHECK(c->stages[0].name == "convert");
   CHECK(c->stages[1].name == "train");
   CHECK(c->stages[1].nodes == 4);
-  CHECK(c->stages[1].script.find("echo 'train' '100'\n") != std::string::npos);
+  CHECK(c->stages[1].script.find("echo \"${TRNSLURM_STAGE}\" \"${TRNSLURM_TOTAL_STEPS}\"\n") !=
+        std::string::npos);
+  CHECK(c->stages[1].script.find("export TRNSLURM_STAGE='train'\n") != std::string::npos);
   CHECK(c->stages[1].script.find("export TRNSLURM_TOTAL_STEPS='100'") != std::string::npos);
 }
 

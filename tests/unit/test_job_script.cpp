@@ -29,7 +29,11 @@ TEST_CASE("job_script: a script with quoted exports, env and command") {
   CHECK(s->find("export TRNSLURM_RUN_DIR='/runs/it'\\''s here'\n") != std::string::npos);
   CHECK(s->find("export TRNSLURM_TOTAL_STEPS='1000'\n") != std::string::npos);
   CHECK(s->find("export MY_VAR='steps=1000 `x`'\n") != std::string::npos);
-  CHECK(s->find("torchrun --steps '1000' --name 'llama $(rm -rf /)'\n") != std::string::npos);
+  CHECK(s->find("export TRNSLURM_MODEL_NAME='llama $(rm -rf /)'\n") != std::string::npos);
+  CHECK(s->find("torchrun --steps \"${TRNSLURM_TOTAL_STEPS}\" --name \"${TRNSLURM_MODEL_NAME}\"\n") !=
+        std::string::npos);
+  // Each variable exported once.
+  CHECK(s->find("export TRNSLURM_TOTAL_STEPS=") == s->rfind("export TRNSLURM_TOTAL_STEPS="));
 }
 
 TEST_CASE("job_script: bad env names and unquotable values are refused") {
@@ -43,6 +47,7 @@ TEST_CASE("job_script: bad env names and unquotable values are refused") {
   CHECK_FALSE(render_job_script(in));
   in = input();
   in.command = "run {{missing}}";
+  in.values["model_name"] = "other";
   auto m = render_job_script(in);
   REQUIRE_FALSE(m);
   CHECK(m.error().where == "r.toml:20:5");
@@ -80,4 +85,13 @@ TEST_CASE("job_script: exports are upper case TRNSLURM_ names") {
   REQUIRE(e.size() == 2);
   CHECK(e[0] == std::pair<std::string, std::string>{"TRNSLURM_MODEL_NAME", "x"});
   CHECK(e[1] == std::pair<std::string, std::string>{"TRNSLURM_TOTAL_STEPS", "5"});
+}
+
+TEST_CASE("job_script: two spellings of one variable with different values are refused") {
+  auto in = input();
+  in.command = "echo {{model.name}} {{model_name}}";
+  in.values["model_name"] = "other";
+  auto r = render_job_script(in);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("TRNSLURM_MODEL_NAME") != std::string::npos);
 }

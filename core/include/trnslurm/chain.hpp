@@ -31,7 +31,8 @@ struct StageSpec {
   std::string name;
   std::string script;
   std::uint32_t nodes = 1;
-  std::string time;  // Slurm time limit; "" = the partition's default
+  std::string time;                      // Slurm time limit; "" = the partition's default
+  std::vector<std::string> sbatch_args;  // this stage only, after the chain's own
 };
 
 // A chain as a value: everything `submit` needs, nothing it has to look up.

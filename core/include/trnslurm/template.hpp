@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trnslurm/error.hpp"
 
@@ -21,8 +22,13 @@ struct TextOrigin {
 using TemplateValues = std::map<std::string, std::string, std::less<>>;
 
 enum class Substitution {
-  shell_quoted,  // each value becomes one shell word: '...' (script bodies)
-  raw,           // values inserted as they are (the caller quotes the whole result)
+  // Each placeholder becomes a reference to a shell variable (variable_for(name)) that the
+  // script exports, single-quoted, at its top: "${V}" where the template is unquoted or inside
+  // single quotes (a nested `bash -c '...'` then expands it from the environment), ${V} inside
+  // double quotes. No value is ever parsed as shell code, whatever it holds and even where the
+  // quoting context is misjudged (the worst case is word splitting).
+  variables,
+  raw,  // values inserted as they are (the caller quotes the whole result)
 };
 
 // One shell word that stands for `value` literally in bash: single quotes, with each ' written
@@ -33,11 +39,15 @@ Result<std::string> shell_quote(std::string_view value);
 // Is `name` a valid shell variable name ([A-Za-z_][A-Za-z0-9_]*)?
 bool is_shell_name(std::string_view name);
 
-// Renders `text`: `{{name}}` (spaces inside the braces allowed) becomes the value of `name`,
-// shell-quoted or raw; `\{{` is a literal `{{`. Names are [A-Za-z_][A-Za-z0-9_.]*. An unknown
-// name, an unterminated `{{`, or a quoted placeholder ("{{x}}": the quotes would end up in the
-// value) is an error at the placeholder's file:line:column.
+// The variable a placeholder stands for: TRNSLURM_ + the name in upper case, '.' -> '_'.
+std::string variable_for(std::string_view name);
+
+// Renders `text`: `{{name}}` (spaces inside the braces allowed) is replaced (see Substitution);
+// `\{{` is a literal `{{`. Names are [A-Za-z_][A-Za-z0-9_.]*. An unknown name or an
+// unterminated `{{` is an error at the placeholder's file:line:column. The names used are
+// added to `used` when given.
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
-                                    const TextOrigin& origin, Substitution how = Substitution::shell_quoted);
+                                    const TextOrigin& origin, Substitution how = Substitution::variables,
+                                    std::vector<std::string>* used = nullptr);
 
 }  // namespace trnslurm
