@@ -84,6 +84,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   }
   std::string out = fmt::format(
       "#!/bin/bash\n"
+      "# shellcheck disable=SC2016  # values are single-quoted on purpose: they must not expand\n"
       "# Stage '{}' of trnslurm chain {}: rendered by `trnslurm submit` from the recipe.\n"
       "# Edit the recipe and submit again rather than this file.\n"
       "set -eo pipefail\n",
