@@ -58,6 +58,10 @@ Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) 
   if (dir) {
     auto m = read_manifest(*dir);
     if (!m) return std::unexpected(m.error());
+    if (m->state == "dry-run") {
+      return fail(fmt::format("chain {} was a dry run: nothing was submitted", m->chain_id), dir->string(),
+                  "give the id of a submitted chain ('trnslurm list')");
+    }
     LoadedChain c{m->chain_id, std::move(*m), {}};
     c.stages = stage_refs(*c.manifest);
     return c;

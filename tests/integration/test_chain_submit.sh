@@ -21,6 +21,10 @@ expect_contains "train script exports the plan" "export TRNSLURM_TOTAL_STEPS='$s
 checks=$((checks + 1))
 shellcheck -s bash "runs/$dry"/*.sh || fail "shellcheck found problems in the rendered scripts"
 
+capture "$trn" status
+expect_eq "status of a dry run" 2 "$rc"
+expect_contains "status of a dry run says so" "was a dry run" "$out"
+
 # A real chain: completes in order, status says so with exit code 0.
 capture "$trn" submit --samples 1000
 expect_eq "submit exit code" 0 "$rc"
@@ -55,6 +59,17 @@ sed -i "s/\"job_id\": $train_id/\"job_id\": 999999/" "runs/$c/manifest.json"
 capture "$trn" status "$c"
 expect_eq "status with a forgotten job" 0 "$rc"
 expect_contains "forgotten job from the manifest" "last state seen by trnslurm" "$out"
+
+# watch (not a terminal: plain status blocks) until the end; logs -f follows a stage to its end.
+capture "$trn" submit --samples 1000 --set 'stages.train.command=echo begin; sleep 2; echo end'
+c=$(chain_of "$out")
+capture "$trn" logs "$c" --stage train -f
+expect_eq "logs -f exit code" 0 "$rc"
+expect_contains "logs -f saw the end of train" "begin
+end" "$out"
+capture "$trn" watch "$c" --interval 0.2
+expect_eq "watch exit code" 0 "$rc"
+expect_contains "watch ends with the verdict" "succeeded" "$(tail -n 1 <<<"$out")"
 
 # Two submits at the same time: two chains, each whole and in order.
 "$trn" submit --samples 1000 >"$work/a.out" 2>&1 &
