@@ -40,7 +40,9 @@ std::string make_chain_id(std::chrono::system_clock::time_point now, std::uint32
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  return fmt::format("{:%Y%m%d-%H%M%S}-{:08x}", tm, random);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  return fmt::format("{:%Y%m%d-%H%M%S}-{:03}-{:08x}", tm, ms, random);
 }
 
 bool is_chain_id(std::string_view id) {

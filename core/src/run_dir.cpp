@@ -154,7 +154,7 @@ Result<fs::path> find_run_dir(const fs::path& runs_dir, std::string_view chain) 
   }
   if (!is_chain_id(chain)) {
     return fail(fmt::format("'{}' is not a chain id", chain), "command line",
-                "chain ids look like 20261122-004336-1a2b3c4d ('trnslurm list' shows them)");
+                "chain ids look like 20261122-004336-123-1a2b3c4d ('trnslurm list' shows them)");
   }
   const auto dir = runs_dir / std::string(chain);
   if (!fs::exists(dir / "manifest.json")) {

@@ -21,7 +21,9 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 
 TEST_CASE("chain: ids are sortable, unique per random draw and safe") {
   const auto t = std::chrono::system_clock::from_time_t(1'700'000'000);
-  CHECK(make_chain_id(t, 0xabcd) == "20231114-221320-0000abcd");
+  CHECK(make_chain_id(t, 0xabcd) == "20231114-221320-000-0000abcd");
+  CHECK(make_chain_id(t + std::chrono::milliseconds(7), 1) == "20231114-221320-007-00000001");
+  CHECK(make_chain_id(t + std::chrono::milliseconds(7), 0) > make_chain_id(t, 0xffffffff));
   CHECK(make_chain_id(t, 1) != make_chain_id(t, 2));
   CHECK(is_chain_id(make_chain_id(t, 7)));
   CHECK_FALSE(is_chain_id("../etc"));

@@ -43,7 +43,8 @@ struct ChainSpec {
   std::vector<StageSpec> stages;  // in submission order, each depending on the one before
 };
 
-// "YYYYMMDD-HHMMSS-xxxxxxxx": sortable by time, unique thanks to 32 random bits.
+// "YYYYMMDD-HHMMSS-mmm-xxxxxxxx" (UTC, milliseconds, 32 random bits): sorts by time, so the
+// newest chain is the last one, and is unique even for submits in the same millisecond.
 std::string make_chain_id(std::chrono::system_clock::time_point now, std::uint32_t random);
 // Chain ids are [0-9A-Za-z-] only: they go into job names, comments and paths.
 bool is_chain_id(std::string_view id);
