@@ -20,8 +20,10 @@ struct InitArgs {
   bool force = false;
 };
 
-Result<void> write_file(const std::filesystem::path& path, std::string_view text) {
-  // Write beside the target and rename, so a failure never leaves half a recipe.
+// Writes beside the target, then renames (--force) or hard-links (no clobber: link() fails when
+// the target exists, even if it appeared after the check), so a failure or a race never leaves
+// half a recipe or overwrites one.
+Result<void> write_file(const std::filesystem::path& path, std::string_view text, bool force) {
   auto tmp = path;
   tmp += ".tmp";
   {
@@ -31,7 +33,21 @@ Result<void> write_file(const std::filesystem::path& path, std::string_view text
       return fail("cannot write the recipe", tmp.string(), "check that the directory exists and is writable");
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  if (force) {
+    std::filesystem::rename(tmp, path, ec);
+  } else {
+    std::filesystem::create_hard_link(tmp, path, ec);
+    std::error_code ignored;
+    if (ec == std::errc::file_exists) {
+      std::filesystem::remove(tmp, ignored);
+      return fail("already exists", path.string(), "pass --force to overwrite it");
+    }
+    if (ec && !std::filesystem::exists(path, ignored)) {
+      std::filesystem::rename(tmp, path, ec);  // a filesystem without hard links
+    } else {
+      std::filesystem::remove(tmp, ignored);
+    }
+  }
   if (ec) {
     std::filesystem::remove(tmp, ec);
     return fail("cannot write the recipe", path.string(), "check that the directory is writable");
@@ -58,9 +74,9 @@ Command add_init(CLI::App& app) {
               print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
               return exit_usage;
             }
-            if (auto r = write_file(out, recipe->text); !r) {
+            if (auto r = write_file(out, recipe->text, args->force); !r) {
               print_error(r.error());
-              return exit_failure;
+              return r.error().what == "already exists" ? exit_usage : exit_failure;
             }
             fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n",
                        out.string(), recipe->name);

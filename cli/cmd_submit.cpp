@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -25,8 +24,7 @@ namespace fs = std::filesystem;
 
 struct SubmitArgs {
   RecipeOptions recipe;
-  std::string samples;
-  std::string tokens;
+  DatasetOptions dataset;
   StageSelection selection;
   bool dry_run = false;
   std::string runs_dir;
@@ -37,33 +35,6 @@ struct SubmitArgs {
   std::vector<std::string> sbatch_args;
   std::vector<std::string> stage_args;  // STAGE=ARG
 };
-
-Result<std::uint64_t> parse_count(const std::string& text, const char* option) {
-  std::uint64_t v = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc{} || ptr != end || text.empty())
-    return fail(fmt::format("'{}' is not a count", text), option, "give a non-negative integer");
-  return v;
-}
-
-// The dataset's size as `trnslurm plan` takes it.
-Result<DatasetSize> dataset_size(const SubmitArgs& args, const Recipe& recipe) {
-  if (!args.samples.empty() && !args.tokens.empty())
-    return fail("--samples and --tokens both given", "--tokens", "give one of them");
-  if (!args.samples.empty()) {
-    auto n = parse_count(args.samples, "--samples");
-    if (!n) return std::unexpected(n.error());
-    return DatasetSize{*n, std::nullopt, "given"};
-  }
-  if (!args.tokens.empty()) {
-    auto n = parse_count(args.tokens, "--tokens");
-    if (!n) return std::unexpected(n.error());
-    return dataset_size_from_tokens(*n, recipe.model.seq_len);
-  }
-  return fail("this build cannot count datasets yet", recipe.where("dataset.path"),
-              "give the size with --samples N (rows) or --tokens N (Megatron tokens)");
-}
 
 std::string now_iso() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -138,12 +109,7 @@ int run_submit(const SubmitArgs& args) {
     report_error(recipe.error());
     return exit_usage;
   }
-  auto size = dataset_size(args, *recipe);
-  if (!size) {
-    report_error(size.error());
-    return exit_usage;
-  }
-  auto plan = make_plan(*recipe, *size);
+  auto plan = args.dataset.plan(*recipe);
   if (!plan) {
     report_error(plan.error());
     return exit_usage;
@@ -269,8 +235,7 @@ Command add_submit(CLI::App& app) {
   auto args = std::make_shared<SubmitArgs>();
   auto* sub = app.add_subcommand("submit", "Submit the recipe's stages as one afterok chain");
   add_recipe_options(*sub, args->recipe);
-  sub->add_option("--samples", args->samples, "Dataset size in samples (rows), as for plan")->type_name("N");
-  sub->add_option("--tokens", args->tokens, "Dataset size in tokens (Megatron), as for plan")->type_name("N");
+  add_dataset_options(*sub, args->dataset);
   sub->add_option("--only", args->selection.only, "Submit only this stage")->type_name("STAGE");
   sub->add_option("--from", args->selection.from, "Start the chain at this stage")->type_name("STAGE");
   sub->add_option("--until", args->selection.until, "End the chain with this stage")->type_name("STAGE");

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     }
     return trnslurm::cli::exit_usage;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with code 0; every other parse error is bad input.
+    return app.exit(e) == 0 ? trnslurm::cli::exit_ok : trnslurm::cli::exit_usage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trnslurm: internal error: %s\n", e.what());
     return trnslurm::cli::exit_internal;

@@ -2,14 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdio>
 
 namespace trnslurm::cli {
 
 void add_recipe_options(CLI::App& app, RecipeOptions& options) {
-  app.add_option("-r,--recipe", options.path, "Recipe file (default: ./trnslurm.toml)");
+  app.add_option("-r,--recipe", options.path, "Recipe file (default: ./trnslurm.toml)")->type_name("PATH");
   app.add_option("--set", options.sets, "Override a recipe value: section.key=value (repeatable)")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   app.add_option("--nodes", options.nodes, "Override cluster.nodes")->type_name("N");
   app.add_option("--epochs", options.epochs, "Override train.epochs")->type_name("E");
   app.add_option("--dataset", options.dataset, "Override dataset.path")->type_name("PATH");
@@ -26,6 +28,52 @@ Result<Recipe> RecipeOptions::load() const {
     overrides.push_back(std::move(*o));
   }
   return load_recipe(path, overrides);
+}
+
+void add_dataset_options(CLI::App& app, DatasetOptions& options) {
+  app.add_option("--samples", options.samples,
+                 "Dataset size in samples (rows), instead of reading the dataset")
+      ->type_name("N");
+  app.add_option("--tokens", options.tokens,
+                 "Dataset size in tokens (Megatron): samples = (N - 1) // seq_len")
+      ->type_name("N");
+  app.add_flag("--verify", options.verify, "Read every token offset of the dataset, not only its headers");
+}
+
+namespace {
+Result<std::uint64_t> parse_count(const std::string& text, const char* option) {
+  std::uint64_t v = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc{} || ptr != end || text.empty())
+    return fail(fmt::format("'{}' is not a count", text), option, "give a non-negative integer");
+  return v;
+}
+}  // namespace
+
+Result<DatasetSize> DatasetOptions::size(const Recipe& recipe) const {
+  if (!samples.empty() && !tokens.empty())
+    return fail("--samples and --tokens both given", "--tokens", "give one of them");
+  if (!samples.empty()) {
+    auto n = parse_count(samples, "--samples");
+    if (!n) return std::unexpected(n.error());
+    DatasetSize given;
+    given.samples = *n;
+    given.format = "given";
+    return given;
+  }
+  if (!tokens.empty()) {
+    auto n = parse_count(tokens, "--tokens");
+    if (!n) return std::unexpected(n.error());
+    return dataset_size_from_tokens(*n, recipe.model.seq_len);
+  }
+  return count_recipe_dataset(recipe, verify);
+}
+
+Result<Plan> DatasetOptions::plan(const Recipe& recipe) const {
+  auto counted = size(recipe);
+  if (!counted) return std::unexpected(counted.error());
+  return make_plan(recipe, *counted);
 }
 
 void print_error(const Error& error) {

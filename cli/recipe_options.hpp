@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trnslurm/error.hpp"
+#include "trnslurm/plan.hpp"
 #include "trnslurm/recipe.hpp"
 
 namespace trnslurm::cli {
@@ -24,6 +25,20 @@ struct RecipeOptions {
 };
 
 void add_recipe_options(CLI::App& app, RecipeOptions& options);
+
+// Where the plan's dataset size comes from: --samples N or --tokens N given on the command line,
+// else the recipe's dataset.path counted from its headers (--verify: a full pass).
+struct DatasetOptions {
+  std::string samples;
+  std::string tokens;
+  bool verify = false;
+
+  Result<DatasetSize> size(const Recipe& recipe) const;
+  // size(), then make_plan: what `plan` prints and `submit` renders.
+  Result<Plan> plan(const Recipe& recipe) const;
+};
+
+void add_dataset_options(CLI::App& app, DatasetOptions& options);
 
 // Prints an error as "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.
 void print_error(const Error& error);

@@ -65,6 +65,15 @@ if(NOT nlohmann_json_FOUND)
   trnslurm_missing("nlohmann-json" nlohmann-json3-dev)
 endif()
 
+# Headers only: the dataset reader checks Arrow's metadata with flatbuffers' generic Table and
+# Verifier (Debian ships no generated Arrow headers; the few field ids are in core/src/arrow_flatbuf.hpp).
+find_path(FLATBUFFERS_INCLUDE_DIR flatbuffers/flatbuffers.h)
+if(NOT FLATBUFFERS_INCLUDE_DIR)
+  trnslurm_missing("flatbuffers headers (flatbuffers/flatbuffers.h)" libflatbuffers-dev)
+endif()
+add_library(trnslurm::flatbuffers_headers INTERFACE IMPORTED)
+target_include_directories(trnslurm::flatbuffers_headers INTERFACE "${FLATBUFFERS_INCLUDE_DIR}")
+
 if(TRNSLURM_BUILD_TESTS)
   find_package(Catch2 2 QUIET)
   if(NOT Catch2_FOUND)

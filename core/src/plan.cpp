@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "trnslurm/instance.hpp"
@@ -47,12 +48,26 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
   return static_cast<std::uint64_t>(std::ceil(x));
 }
 
+// Saturating arithmetic for the estimates: absurd shapes give "huge", never a wrapped small number.
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
 }  // namespace
 
 std::string format_bytes(std::uint64_t bytes) {
   const double gib = static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 30);
   if (gib >= 1.0) return fmt::format("{:.1f} GiB", gib);
-  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 20));
+  if (bytes >= (std::uint64_t{1} << 20))
+    return fmt::format("{:.0f} MiB",
+                       static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 20));
+  if (bytes >= 1024) return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / 1024.0);
+  return fmt::format("{} B", bytes);
 }
 
 Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t seq_len) {
@@ -61,7 +76,11 @@ Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t
     return fail(
         fmt::format("the dataset holds {} tokens, not enough for one sequence of {}", tokens, seq_len),
         "dataset", "use a larger dataset or a shorter model.seq_len");
-  return DatasetSize{(tokens - 1) / seq_len, tokens, "megatron"};
+  DatasetSize size;
+  size.samples = (tokens - 1) / seq_len;
+  size.tokens = tokens;
+  size.format = "megatron";
+  return size;
 }
 
 MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint32_t pp, std::uint64_t dp,
@@ -75,31 +94,40 @@ MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint
   const u64 s = m.seq_len;
   const u64 layers = m.layers;
 
+  tp = std::max<std::uint32_t>(tp, 1);
+  pp = std::max<std::uint32_t>(pp, 1);
+  dp = std::max<u64>(dp, 1);
+
   MemoryEstimate e;
-  const u64 per_layer = 2 * h * h + 2 * h * kv * head_dim + 3 * h * ffn + 2 * h;
-  e.parameters = layers * per_layer + 2 * v * h + h;  // untied embedding and output head, final norm
+  const u64 per_layer = add(add(mul(2 * h, h), mul(2 * h * kv, head_dim)), add(mul(3 * h, ffn), 2 * h));
+  e.parameters = add(add(mul(layers, per_layer), mul(2 * v, h)), h);  // untied embedding and head, final norm
 
   // One TP rank of the busiest pipeline stage: q/o and the MLP split over TP; each rank holds
   // ceil(kv / tp) kv heads (one replicated head when TP > kv); norms replicated; the embedding
   // and the output head (vocabulary-parallel) sit on the first and last stage, both when PP = 1.
   const u64 layers_per_stage = (layers + pp - 1) / pp;
   const u64 kv_per_rank = (kv + tp - 1) / tp;
-  const u64 layer_per_rank = (2 * h * h + 3 * h * ffn) / tp + 2 * h * kv_per_rank * head_dim + 2 * h;
+  const u64 layer_per_rank =
+      add(add(mul(2 * h, h), mul(3 * h, ffn)) / tp, mul(2 * h * kv_per_rank, head_dim) + 2 * h);
   const u64 vocab_per_rank = (v * h + tp - 1) / tp;
-  e.parameters_per_core = layers_per_stage * layer_per_rank + (pp == 1 ? 2 : 1) * vocab_per_rank + h;
+  e.parameters_per_core =
+      add(add(mul(layers_per_stage, layer_per_rank), (pp == 1 ? 2 : 1) * vocab_per_rank), h);
 
   // Mixed precision with ZeRO-1 (Rajbhandari et al. 2020, §3): bf16 weights and gradients on
   // every DP rank, fp32 master weights + Adam m and v (12 bytes/parameter) sharded over DP.
-  e.weights = 2 * e.parameters_per_core;
-  e.gradients = 2 * e.parameters_per_core;
-  e.optimizer = (12 * e.parameters_per_core + dp - 1) / dp;
+  e.weights = mul(2, e.parameters_per_core);
+  e.gradients = mul(2, e.parameters_per_core);
+  const u64 optimizer_total = mul(12, e.parameters_per_core);
+  e.optimizer = optimizer_total / dp + (optimizer_total % dp != 0 ? 1 : 0);
 
   // Korthikanti et al. 2022, Table 2: with tensor + sequence parallelism and selective
   // recomputation a layer keeps 34·s·b·h/t bytes. 1F1B keeps up to PP micro-batches in flight
   // on the first stage; the loss keeps fp32 logits, 4·s·b·v/t bytes.
   const u64 in_flight = pp == 1 ? 1 : std::min<u64>(pp, std::max<u64>(grad_accum, 1));
-  e.activations = 34 * s * mbs * h / tp * layers_per_stage * in_flight + 4 * s * mbs * v / tp;
-  e.total = e.weights + e.gradients + e.optimizer + e.activations;
+  const u64 per_layer_activations = mul(mul(34 * s, mbs), h) / tp;
+  e.activations =
+      add(mul(mul(per_layer_activations, layers_per_stage), in_flight), mul(mul(4 * s, mbs), v) / tp);
+  e.total = add(add(e.weights, e.gradients), add(e.optimizer, e.activations));
   e.capacity = capacity;
   return e;
 }
@@ -130,6 +158,7 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   if (p.nodes == 0 || p.tp == 0 || p.pp == 0 || p.mbs == 0 || p.gbs == 0 || p.epochs == 0)
     return fail("nodes, tp, pp, gbs, mbs and epochs must be at least 1", recipe.where("train.tp"),
                 "check the [cluster] and [train] sections");
+  p.warnings = dataset.warnings;
   if (dataset.samples == 0)
     return fail("the dataset holds no samples", recipe.where("dataset.path"),
                 "point dataset.path at the training data");
@@ -171,6 +200,10 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   p.samples_per_rank = dataset.samples / p.dp;
   p.micro_steps_per_epoch = p.samples_per_rank / p.mbs;
   p.steps_per_epoch = p.micro_steps_per_epoch / p.grad_accum;
+  if (p.micro_steps_per_epoch > std::numeric_limits<std::uint64_t>::max() / p.epochs)
+    return fail(fmt::format("{} epochs of {} micro-steps overflow a 64-bit step counter", p.epochs,
+                            p.micro_steps_per_epoch),
+                recipe.where("train.epochs"), "use fewer epochs");
   p.total_steps = std::uint64_t{p.epochs} * p.micro_steps_per_epoch / p.grad_accum;
   if (p.total_steps == 0)
     return fail(fmt::format("{} samples make {} micro-steps per DP rank per epoch, fewer than the {} of one "
@@ -331,9 +364,11 @@ std::vector<PlanLine> explain(const Plan& p) {
   if (p.dataset.tokens && p.dataset.format == "megatron")
     add("samples", fmt::format("{}", p.dataset.samples),
         fmt::format("(tokens {} - 1) // seq_len {}", *p.dataset.tokens, p.seq_len));
+  else if (p.dataset.format == "given")
+    add("samples", fmt::format("{}", p.dataset.samples), "given on the command line");
   else
     add("samples", fmt::format("{}", p.dataset.samples),
-        fmt::format("rows of the {} dataset", p.dataset.format));
+        fmt::format("rows of the {} dataset ({} files)", p.dataset.format, p.dataset.files));
   add("world_size", fmt::format("{}", p.world_size),
       fmt::format("nodes {} x cores_per_node {} ({}, lnc {})", p.nodes, p.cores_per_node, p.instance, p.lnc));
   add("dp", fmt::format("{}", p.dp),
@@ -361,11 +396,15 @@ std::vector<PlanLine> explain(const Plan& p) {
                                          : fmt::format(", of {} per core{}", format_bytes(p.memory.capacity),
                                                        p.memory.fits() ? "" : ": DOES NOT FIT")));
   if (p.cost) {
-    add("wall_time", fmt::format("{:.1f} h", p.cost->hours),
+    const double h = p.cost->hours;
+    add("wall_time",
+        h >= 1.0 ? fmt::format("{:.1f} h", h)
+                 : (h * 60 >= 1.0 ? fmt::format("{:.1f} min", h * 60) : fmt::format("{:.0f} s", h * 3600)),
         fmt::format("{:.3g} tokens / (tokens_per_second_per_node x {} nodes)", p.cost->tokens, p.nodes));
     if (p.cost->cost)
-      add("cost", fmt::format("{:.2f}", *p.cost->cost),
-          fmt::format("{:.1f} node-hours x price_per_node_hour", p.cost->node_hours));
+      add("cost",
+          *p.cost->cost >= 1.0 ? fmt::format("{:.2f}", *p.cost->cost) : fmt::format("{:.4f}", *p.cost->cost),
+          fmt::format("{:.3g} node-hours x price_per_node_hour", p.cost->node_hours));
   }
   return lines;
 }

@@ -375,10 +375,13 @@ class Loader {
       const auto it = std::ranges::find(keys, name, &KeySpec::key);
       if (it == keys.end()) return unknown_key(key, name, section, key_names(keys));
       const std::string path = section + "." + name;
-      if (!has_kind(node, it->kind))
+      if (!has_kind(node, it->kind)) {
+        std::string hint = fmt::format("write it as `{} = {}`", name, example_for(it->kind));
+        if (node.is_string() && (it->kind == Kind::integer || it->kind == Kind::number))
+          hint = fmt::format("remove the quotes: `{} = {}`", name, node.as_string()->get());
         return fail(fmt::format("{} must be {}, got {}", path, kind_name(it->kind), type_name(node)),
-                    to_string(pos(node, path)),
-                    fmt::format("write it as `{} = {}`", name, example_for(it->kind)));
+                    to_string(pos(node, path)), hint);
+      }
       if (it->kind == Kind::env) {
         for (auto&& [var, value] : *node.as_table()) {
           const std::string var_name(var.str());
@@ -579,7 +582,6 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
 
   Recipe recipe;
   recipe.source = file;
-  constexpr auto u32max = std::numeric_limits<std::uint32_t>::max();
   auto& m = recipe.model;
   in.read_string(m.name, "model", "name");
   in.read_string(m.pretrained, "model", "pretrained");
@@ -594,11 +596,11 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
            in.read_uint(m.kv_heads, "model", "kv_heads", 1, 1u << 16),
            in.read_uint(m.ffn_hidden, "model", "ffn_hidden", 1, 1u << 26),
            in.read_uint(m.vocab, "model", "vocab", 1, 1u << 26),
-           in.read_uint(m.seq_len, "model", "seq_len", 1, 1u << 26),
+           in.read_uint(m.seq_len, "model", "seq_len", 1, 1u << 24),
            in.read_uint(c.nodes, "cluster", "nodes", 1, 100000), in.read_uint(c.lnc, "cluster", "lnc", 1, 2),
            in.read_uint(t.tp, "train", "tp", 1, 1u << 16), in.read_uint(t.pp, "train", "pp", 1, 1u << 16),
-           in.read_uint(t.gbs, "train", "gbs", 1, std::uint64_t{1} << 40),
-           in.read_uint(t.mbs, "train", "mbs", 1, std::uint64_t{1} << 32),
+           in.read_uint(t.gbs, "train", "gbs", 1, std::uint64_t{1} << 32),
+           in.read_uint(t.mbs, "train", "mbs", 1, std::uint64_t{1} << 24),
            in.read_uint(t.epochs, "train", "epochs", 1, 1000000), in.read_number(t.lr, "train", "lr", 0, 10),
            in.read_number(t.warmup_ratio, "train", "warmup_ratio", 0, 1),
            in.read_uint(recipe.checkpoint.every, "checkpoint", "every"),
@@ -609,7 +611,7 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
       !r)
     return std::unexpected(r.error());
   {
-    auto v = in.uint_value("cluster", "cores_per_node", 1, u32max);
+    auto v = in.uint_value("cluster", "cores_per_node", 1, 1u << 16);
     if (!v) return std::unexpected(v.error());
     if (*v) c.cores_per_node = static_cast<std::uint32_t>(**v);
     auto w = in.uint_value("train", "warmup_steps", 0, std::numeric_limits<std::uint64_t>::max());
@@ -639,6 +641,28 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
   for (const auto& s : section_specs())
     for (const auto& k : s.keys) in.remember(recipe.positions, s.name, k.key);
 
+  // Relative paths written in the recipe are relative to the recipe's directory; those given on
+  // the command line, to the current directory. Jobs get absolute paths whatever their cwd.
+  for (auto [key, value] : std::initializer_list<std::pair<const char*, std::string*>>{
+           {"dataset.path", &recipe.dataset.path},
+           {"model.pretrained", &recipe.model.pretrained},
+           {"checkpoint.dir", &recipe.checkpoint.dir},
+           {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
+           {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
+           {"run.runs_dir", &recipe.run.runs_dir}}) {
+    if (value->empty() || value->find("://") != std::string::npos) continue;
+    const std::filesystem::path given(*value);
+    if (given.is_absolute()) continue;
+    const auto it = recipe.positions.find(key);
+    const bool from_command_line = it != recipe.positions.end() && it->second.line == 0;
+    std::filesystem::path base =
+        from_command_line ? std::filesystem::path{} : std::filesystem::path(file).parent_path();
+    std::error_code ec;
+    base = std::filesystem::absolute(base.empty() ? std::filesystem::path(".") : base, ec);
+    if (ec) continue;
+    *value = (base / given).lexically_normal().string();
+  }
+
   // Cross-checks.
   const auto at = [&](std::string_view key) { return recipe.where(key); };
   const auto* instance = find_instance(c.instance);
@@ -652,7 +676,9 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
   }
   if (c.lnc == 0) c.lnc = instance->default_lnc;
   if (auto cpn = cores_per_node(*instance, c.lnc, c.cores_per_node); !cpn) {
-    const std::string key = cpn.error().where;
+    // Point at cores_per_node when it was written, else at the instance that needs it.
+    const std::string key =
+        recipe.positions.contains(cpn.error().where) ? cpn.error().where : "cluster.instance";
     return fail(cpn.error().what, at(key), cpn.error().hint);
   } else {
     c.cores_per_node = *cpn;
@@ -775,9 +801,16 @@ Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<
   if (!in)
     return fail("cannot read the recipe", path.string(),
                 "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto recipe = load_recipe_text(text.str(), path.string(), overrides);
+  // A recipe is a few kilobytes; refusing anything beyond 1 MiB keeps `-r /dev/zero` or a
+  // dataset passed by mistake from being read into memory.
+  constexpr std::size_t max_size = std::size_t{1} << 20;
+  std::string text(max_size + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_size)
+    return fail("the recipe is larger than 1 MiB", path.string(),
+                "check the path: a recipe is a small TOML file");
+  auto recipe = load_recipe_text(text, path.string(), overrides);
   if (recipe) recipe->source = path;
   return recipe;
 }

@@ -9,6 +9,12 @@
 using namespace trnslurm;
 
 namespace {
+DatasetSize given(std::uint64_t samples) {
+  DatasetSize size;
+  size.samples = samples;
+  size.format = "given";
+  return size;
+}
 std::string tiny_recipe() {
   const auto* r = find_bundled_recipe("tiny-cpu");
   return r != nullptr ? std::string(r->text) : std::string();
@@ -20,7 +26,7 @@ TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the pl
   REQUIRE_FALSE(text.empty());
   auto recipe = load_recipe_text(text, "tiny.toml");
   REQUIRE(recipe);
-  auto plan = make_plan(*recipe, DatasetSize{1000, std::nullopt, "given"});
+  auto plan = make_plan(*recipe, given(1000));
   REQUIRE(plan);
   auto in = chain_inputs_from_recipe(*recipe, to_json(*plan).dump(), "20261122-010203-0000abcd", "/runs/x");
   REQUIRE(in);
@@ -48,7 +54,7 @@ TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line
   text.insert(at, "run {{no_such_key}}\n");
   auto recipe = load_recipe_text(text, "tiny.toml");
   REQUIRE(recipe);
-  auto plan = make_plan(*recipe, DatasetSize{1000, std::nullopt, "given"});
+  auto plan = make_plan(*recipe, given(1000));
   REQUIRE(plan);
   auto in = chain_inputs_from_recipe(*recipe, to_json(*plan).dump(), "20261122-010203-0000abcd", "/runs/x");
   REQUIRE(in);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trnslurm/dataset.hpp"
 #include "trnslurm/error.hpp"
 #include "trnslurm/recipe.hpp"
 
@@ -18,10 +19,18 @@ struct DatasetSize {
   std::uint64_t samples = 0;
   std::optional<std::uint64_t> tokens;
   std::string format;  // "hf", "megatron", ... or "given" for counts from the command line
+  std::uint64_t files = 0;
+  std::vector<std::string> warnings;  // from the dataset reader
 };
 
 // Megatron/NeMo mmap datasets: samples per epoch = (tokens - 1) // seq_len (trainium-facts §4).
 Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t seq_len);
+
+// Samples for the plan from a dataset count: HF and Arrow rows; Megatron (tokens - 1) // seq_len.
+Result<DatasetSize> dataset_size(const DatasetCount& count, std::uint64_t seq_len);
+
+// Counts the recipe's dataset (dataset.path, format, split; header-only unless `verify`).
+Result<DatasetSize> count_recipe_dataset(const Recipe& recipe, bool verify = false);
 
 // Memory per NeuronCore, in bytes (docs/plan.md gives the formula and its sources).
 struct MemoryEstimate {

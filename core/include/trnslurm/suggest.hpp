@@ -8,7 +8,8 @@
 
 namespace trnslurm {
 
-// Levenshtein distance (insertions, deletions, substitutions), ASCII case-insensitive.
+// Edit distance (insertions, deletions, substitutions, adjacent transpositions), ASCII
+// case-insensitive.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` when it is close enough to be a likely typo (at most a third
