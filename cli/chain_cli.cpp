@@ -171,6 +171,7 @@ void install_interrupt_flag() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // the terminal closing mid-submit rolls back too
 }
 
 bool interrupted() {

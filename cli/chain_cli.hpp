@@ -42,7 +42,7 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status);
 // "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.
 void report_error(const Error& error);
 
-// How a SIGINT/SIGTERM is seen: a flag set by the handler, checked between steps.
+// How a SIGINT/SIGTERM/SIGHUP is seen: a flag set by the handler, checked between steps.
 void install_interrupt_flag();
 bool interrupted();
 
