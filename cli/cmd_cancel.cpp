@@ -36,8 +36,7 @@ Command add_cancel(CLI::App& app) {
           return exit_failure;
         }
         if (chain->manifest) {
-          chain->manifest->state = "cancelled";
-          if (auto w = write_manifest(*chain->manifest); !w) report_error(w.error());
+          if (auto w = record_state(chain->manifest->run_dir, "cancelled"); !w) report_error(w.error());
         }
         if (!result->remaining.empty()) {
           std::string left;

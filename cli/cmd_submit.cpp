@@ -184,17 +184,14 @@ int run_submit(const SubmitArgs& args) {
   SubmitHooks hooks;
   hooks.submitted = [&](std::size_t k, JobId id) {
     manifest->stages[k].job_id = id;
-    manifest->stages[k].sbatch_argv =
-        sbatch_argv(*chain, k, k == 0 ? std::nullopt : manifest->stages[k - 1].job_id);
-    // Recorded before the next sbatch: a crash now still leaves every id on disk.
-    if (auto w = write_manifest(*manifest); !w) report_error(w.error());
+    // On disk before the next sbatch: a crash now still leaves every id in the run directory.
+    if (auto w = record_job(chain->run_dir, chain->stages[k].name, id); !w) report_error(w.error());
   };
   hooks.interrupted = [] { return interrupted(); };
   hooks.pause = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   auto ids = submit_chain(*chain, slurm, hooks);
   if (!ids) {
-    manifest->state = "rolled-back";
-    (void)write_manifest(*manifest);
+    if (auto w = record_state(chain->run_dir, "rolled-back"); !w) report_error(w.error());
     const auto& f = ids.error();
     std::fputs(fmt::format("trnslurm: {}: {}\n", f.error.where, f.error.what).c_str(), stderr);
     if (!f.error.hint.empty()) std::fputs(fmt::format("  hint: {}\n", f.error.hint).c_str(), stderr);
@@ -219,8 +216,7 @@ int run_submit(const SubmitArgs& args) {
     }
     return exit_failure;
   }
-  manifest->state = "submitted";
-  if (auto w = write_manifest(*manifest); !w) report_error(w.error());
+  if (auto w = record_state(chain->run_dir, "submitted"); !w) report_error(w.error());
   std::string out =
       fmt::format("chain {} submitted\nrun directory {}\n", chain->chain_id, chain->run_dir.string());
   for (std::size_t k = 0; k < ids->size(); ++k)

@@ -128,7 +128,68 @@ Result<Manifest> read_manifest(const fs::path& run_dir) {
   if (!in) return fail("cannot read the manifest", path.string(), "is this a trnslurm run directory?");
   std::ostringstream text;
   text << in.rdbuf();
-  return manifest_from_json(text.str(), path.string());
+  auto m = manifest_from_json(text.str(), path.string());
+  if (!m) return m;
+  if (std::ifstream journal(run_dir / "journal", std::ios::binary); journal) {
+    std::ostringstream lines;
+    lines << journal.rdbuf();
+    apply_journal(*m, lines.str());
+  }
+  return m;
+}
+
+namespace {
+Result<void> append_line(const fs::path& run_dir, const std::string& line) {
+  const auto path = run_dir / "journal";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(fmt::format("cannot open the journal: {}", std::strerror(errno)), path.string());
+  // One write of a short line: appends from two processes never interleave within it.
+  const auto n = ::write(fd, line.data(), line.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(line.size())) {
+    return fail(fmt::format("cannot append to the journal: {}", std::strerror(err)), path.string());
+  }
+  return {};
+}
+}  // namespace
+
+Result<void> record_job(const fs::path& run_dir, std::string_view stage, JobId id) {
+  return append_line(run_dir, fmt::format("job {} {}\n", stage, id));
+}
+
+Result<void> record_state(const fs::path& run_dir, std::string_view state) {
+  return append_line(run_dir, fmt::format("state {}\n", state));
+}
+
+void apply_journal(Manifest& m, std::string_view journal) {
+  while (!journal.empty()) {
+    const auto nl = journal.find('\n');
+    if (nl == std::string_view::npos) break;  // a torn last line
+    std::istringstream line{std::string(journal.substr(0, nl))};
+    journal.remove_prefix(nl + 1);
+    std::string kind;
+    line >> kind;
+    if (kind == "job") {
+      std::string stage;
+      JobId id = 0;
+      if (!(line >> stage >> id) || id == 0) continue;
+      for (auto& s : m.stages) {
+        if (s.name == stage) s.job_id = id;
+      }
+    } else if (kind == "state") {
+      std::string state;
+      if (line >> state) m.state = state;
+    }
+  }
+  // The manifest was written before the ids existed: its dependencies say afterok:0.
+  for (std::size_t k = 1; k < m.stages.size(); ++k) {
+    if (!m.stages[k - 1].job_id) continue;
+    for (auto& arg : m.stages[k].sbatch_argv) {
+      if (arg == "--dependency=afterok:0")
+        arg = fmt::format("--dependency=afterok:{}", *m.stages[k - 1].job_id);
+    }
+  }
 }
 
 std::vector<fs::path> list_run_dirs(const fs::path& runs_dir) {

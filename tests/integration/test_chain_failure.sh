@@ -34,7 +34,7 @@ for stage in convert precompile train convert_back; do
   expect_eq "no job left when sbatch fails at stage $k" "" "$(active_jobs "$x")"
   expect_eq "jobs submitted then cancelled at stage $k" "$((k - 1))" \
     "$(chain_jobs "$x" | grep -c ' CANCELLED$' || true)"
-  expect_contains "manifest state at stage $k" '"state": "rolled-back"' "$(cat "runs/$x/manifest.json")"
+  expect_contains "recorded state at stage $k" "rolled-back" "$("$trn" list | grep "$x")"
 done
 
 # Ctrl-C during submission: an sbatch that takes a second (a wrapper in front of the real one,
@@ -70,6 +70,7 @@ done
 capture "$trn" cancel "$c"
 expect_eq "cancel exit code" 0 "$rc"
 expect_contains "cancel confirms" "no job of it remains" "$out"
+expect_contains "recorded state after cancel" "cancelled" "$("$trn" list | grep "$c")"
 expect_eq "nothing left after cancel" "" "$(active_jobs "$c")"
 capture "$trn" status "$c"
 expect_eq "status of a cancelled chain" 1 "$rc"

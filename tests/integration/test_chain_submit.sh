@@ -55,7 +55,8 @@ mv "$work/moved" "runs/$c"
 
 # Slurm has forgotten a job (squeue -j exits 1) and there is no accounting: the manifest's last
 # state is used.
-sed -i "s/\"job_id\": $train_id/\"job_id\": 999999/" "runs/$c/manifest.json"
+sed -i "s/^job train $train_id\$/job train 999999/" "runs/$c/journal"
+expect_contains "journal edited" "job train 999999" "$(cat "runs/$c/journal")"
 capture "$trn" status "$c"
 expect_eq "status with a forgotten job" 0 "$rc"
 expect_contains "forgotten job from the manifest" "last state seen by trnslurm" "$out"

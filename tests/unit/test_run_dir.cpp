@@ -90,3 +90,40 @@ TEST_CASE("run_dir: atomic writes replace the file and leave no temporary behind
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
   CHECK_FALSE(write_file_atomic(t.path / "missing" / "x", "y"));
 }
+
+TEST_CASE("run_dir: the journal records ids and states on top of the manifest") {
+  TempDir t;
+  auto dir = create_run_dir(t.path / "runs", "20261122-010203-000-00000001");
+  REQUIRE(dir);
+  Manifest m;
+  m.chain_id = "20261122-010203-000-00000001";
+  m.run_dir = *dir;
+  m.state = "submitting";
+  m.stages.push_back(StageRecord{"convert", std::nullopt, {"sbatch", "c.sh"}, "", ""});
+  m.stages.push_back(
+      StageRecord{"train", std::nullopt, {"sbatch", "--dependency=afterok:0", "t.sh"}, "", ""});
+  REQUIRE(write_manifest(m));
+  REQUIRE(record_job(*dir, "convert", 41));
+  auto mid = read_manifest(*dir);
+  REQUIRE(mid);
+  CHECK(mid->state == "submitting");
+  CHECK(mid->stages[0].job_id == JobId{41});
+  CHECK_FALSE(mid->stages[1].job_id);
+  CHECK(mid->stages[1].sbatch_argv[1] == "--dependency=afterok:41");
+  REQUIRE(record_job(*dir, "train", 42));
+  REQUIRE(record_state(*dir, "submitted"));
+  auto done = read_manifest(*dir);
+  REQUIRE(done);
+  CHECK(done->state == "submitted");
+  CHECK(done->stages[1].job_id == JobId{42});
+}
+
+TEST_CASE("run_dir: a torn or foreign journal line is skipped") {
+  Manifest m;
+  m.stages.push_back(StageRecord{"convert", std::nullopt, {}, "", ""});
+  apply_journal(m, "job convert 7\nstate submitted\njob convert x\nnonsense\njob convert 9");
+  CHECK(m.stages[0].job_id == JobId{7});
+  CHECK(m.state == "submitted");
+  apply_journal(m, "job nosuchstage 5\njob convert 0\n");
+  CHECK(m.stages[0].job_id == JobId{7});
+}

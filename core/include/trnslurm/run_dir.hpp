@@ -45,7 +45,17 @@ Result<std::filesystem::path> create_run_dir(const std::filesystem::path& runs_d
                                              std::string_view chain_id);
 
 Result<void> write_manifest(const Manifest& m);
+// The manifest, with the run directory's journal applied on top.
 Result<Manifest> read_manifest(const std::filesystem::path& run_dir);
+
+// The journal (<run dir>/journal): what happens to a chain after its manifest was written, one
+// line appended per event ("job STAGE ID", "state STATE"). Appending costs microseconds where
+// replacing manifest.json costs a disk flush (ext4 flushes a file renamed over another), and a
+// crash between two sbatch calls still leaves every job id on disk.
+Result<void> record_job(const std::filesystem::path& run_dir, std::string_view stage, JobId id);
+Result<void> record_state(const std::filesystem::path& run_dir, std::string_view state);
+// Applies journal text to a manifest; lines that do not parse (a torn last line) are skipped.
+void apply_journal(Manifest& m, std::string_view journal);
 
 // The run directories under `runs_dir` holding a manifest, oldest first (chain ids sort by time).
 std::vector<std::filesystem::path> list_run_dirs(const std::filesystem::path& runs_dir);
