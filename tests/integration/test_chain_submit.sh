@@ -25,6 +25,15 @@ capture "$trn" status
 expect_eq "status of a dry run" 2 "$rc"
 expect_contains "status of a dry run says so" "was a dry run" "$out"
 
+# Stage selection: --from/--until keep a slice, whose first stage depends on nothing.
+capture "$trn" submit --samples 1000 --dry-run --from precompile --until train
+expect_eq "selected stages" "precompile train" \
+  "$(grep -o -- '--job-name=trn-[^ ]*' <<<"$out" | sed 's/.*-\([a-z_]*\)$/\1/' | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "first selected stage has no dependency" "" "$(grep -- '-precompile ' <<<"$out" | grep -o -- '--dependency[^ ]*' || true)"
+capture "$trn" submit --samples 1000 --dry-run --only trian
+expect_eq "exit code for an unknown stage" 2 "$rc"
+expect_contains "unknown stage message" "enabled stages: convert, precompile, train, convert_back" "$out"
+
 # A real chain: completes in order, status says so with exit code 0.
 capture "$trn" submit --samples 1000
 expect_eq "submit exit code" 0 "$rc"
