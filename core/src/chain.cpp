@@ -80,10 +80,16 @@ std::vector<std::string> sbatch_argv(const ChainSpec& chain, std::size_t stage, 
       "--comment=" + job_comment(chain.chain_id, s.name),
       fmt::format("--nodes={}", s.nodes),
       "--output=" + output_pattern(chain.run_dir, s.name).string(),
-      // A dependent of a failed stage is cancelled rather than pending forever, whatever the
-      // cluster's DependencyParameters say.
-      "--kill-on-invalid-dep=yes",
   };
+  // A dependent of a failed stage is cancelled rather than pending forever, whatever the
+  // cluster's DependencyParameters say. sbatch keeps both flags when given =yes and =no, and
+  // yes wins: a user's own --kill-on-invalid-dep must replace ours, not follow it.
+  const auto user_sets = [](const std::vector<std::string>& args) {
+    return std::any_of(args.begin(), args.end(),
+                       [](const std::string& a) { return a.starts_with("--kill-on-invalid-dep"); });
+  };
+  if (!user_sets(chain.slurm.sbatch_args) && !user_sets(s.sbatch_args))
+    argv.emplace_back("--kill-on-invalid-dep=yes");
   if (after) argv.push_back(fmt::format("--dependency=afterok:{}", *after));
   if (!s.time.empty()) argv.push_back("--time=" + s.time);
   if (!chain.slurm.partition.empty()) argv.push_back("--partition=" + chain.slurm.partition);

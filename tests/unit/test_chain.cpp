@@ -70,6 +70,19 @@ TEST_CASE("chain: sbatch argv") {
   CHECK_FALSE(has(sbatch_argv(c, 0, std::nullopt), "--exclusive"));
 }
 
+TEST_CASE("chain: a user's --kill-on-invalid-dep replaces ours (sbatch would keep both, and yes wins)") {
+  auto c = four_stages();
+  CHECK(has(sbatch_argv(c, 1, JobId{1}), "--kill-on-invalid-dep=yes"));
+  c.slurm.sbatch_args = {"--kill-on-invalid-dep=no"};
+  const auto argv = sbatch_argv(c, 1, JobId{1});
+  CHECK_FALSE(has(argv, "--kill-on-invalid-dep=yes"));
+  CHECK(has(argv, "--kill-on-invalid-dep=no"));
+  c.slurm.sbatch_args.clear();
+  c.stages[1].sbatch_args = {"--kill-on-invalid-dep=no"};
+  CHECK_FALSE(has(sbatch_argv(c, 1, JobId{1}), "--kill-on-invalid-dep=yes"));
+  CHECK(has(sbatch_argv(c, 2, JobId{1}), "--kill-on-invalid-dep=yes"));
+}
+
 TEST_CASE("chain: a % in the run directory is escaped for Slurm's filename patterns") {
   CHECK(output_pattern("/r/50%", "train").string() == "/r/50%%/logs/train-%j.out");
   CHECK(output_path("/r/50%", "train", 7).string() == "/r/50%/logs/train-7.out");
