@@ -11,6 +11,7 @@ namespace trnslurm::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;  // the command ran and the answer is "no" or "failed"
 inline constexpr int exit_usage = 2;    // bad input: recipe, option, dataset
+inline constexpr int exit_running = 3;  // status/watch: the chain is still pending or running (docs/chain.md)
 inline constexpr int exit_internal = 70;
 
 // A subcommand: CLI11 fills the options bound by its add_* function, then `run` does the work
@@ -25,6 +26,12 @@ Command add_recipes(CLI::App& app);
 Command add_plan(CLI::App& app);
 Command add_env(CLI::App& app);
 Command add_doctor(CLI::App& app);
+Command add_submit(CLI::App& app);
+Command add_status(CLI::App& app);
+Command add_watch(CLI::App& app);
+Command add_logs(CLI::App& app);
+Command add_cancel(CLI::App& app);
+Command add_list(CLI::App& app);
 
 // Every subcommand, registered on `app` (the list lives in commands.cpp).
 std::vector<Command> register_commands(CLI::App& app);

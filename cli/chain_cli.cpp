@@ -1,0 +1,181 @@
+#include "chain_cli.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
+#include "commands.hpp"
+
+namespace trnslurm::cli {
+namespace fs = std::filesystem;
+
+namespace {
+volatile std::sig_atomic_t interrupt_flag = 0;
+extern "C" void on_interrupt(int) {
+  interrupt_flag = 1;
+}
+
+std::string or_dash(const std::string& s) {
+  return s.empty() ? "-" : s;
+}
+}  // namespace
+
+void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain) {
+  if (with_chain) {
+    app.add_option("chain", options.chain, "Chain id (default: the newest chain of the runs directory)");
+  }
+  app.add_option("--runs-dir", options.runs_dir,
+                 "Where run directories live (default: run.runs_dir of ./trnslurm.toml, else ./runs)");
+  app.add_option("-r,--recipe", options.recipe, "Recipe whose run.runs_dir to use")->capture_default_str();
+}
+
+fs::path resolve_runs_dir(const ChainOptions& options) {
+  if (!options.runs_dir.empty()) return options.runs_dir;
+  const fs::path recipe = options.recipe;
+  std::error_code ec;
+  if (fs::is_regular_file(recipe, ec)) {
+    // Only [run].runs_dir: a recipe broken elsewhere must not hide the chains.
+    try {
+      const auto t = toml::parse_file(recipe.string());
+      if (auto dir = t["run"]["runs_dir"].value<std::string>()) {
+        const fs::path d = *dir;
+        return d.is_absolute() ? d : recipe.parent_path() / d;
+      }
+    } catch (const toml::parse_error&) {
+    }
+    return recipe.parent_path() / "runs";
+  }
+  return "runs";
+}
+
+Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) {
+  const auto runs = resolve_runs_dir(options);
+  auto dir = find_run_dir(runs, options.chain);
+  if (dir) {
+    auto m = read_manifest(*dir);
+    if (!m) return std::unexpected(m.error());
+    if (m->state == "dry-run") {
+      return fail(fmt::format("chain {} was a dry run: nothing was submitted", m->chain_id), dir->string(),
+                  "give the id of a submitted chain ('trnslurm list')");
+    }
+    LoadedChain c{m->chain_id, std::move(*m), {}};
+    c.stages = stage_refs(*c.manifest);
+    return c;
+  }
+  if (options.chain.empty() || !is_chain_id(options.chain)) return std::unexpected(dir.error());
+  // The local state is gone: every job carries its chain and stage in its name and comment.
+  auto found = find_chain_in_slurm(options.chain, slurm);
+  if (!found) return std::unexpected(found.error());
+  return LoadedChain{options.chain, std::nullopt, std::move(*found)};
+}
+
+Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
+  auto status = query_chain(chain.stages, slurm);
+  if (!status) return std::unexpected(status.error());
+  if (!status->to_cancel.empty()) {
+    // Blocked stages would sit in the queue forever on clusters without kill_invalid_depend.
+    auto cancelled = cancel_jobs(
+        status->to_cancel, slurm, [](auto) {}, std::chrono::milliseconds(0));
+    if (!cancelled) return std::unexpected(cancelled.error());
+  }
+  if (chain.manifest) {
+    bool changed = false;
+    for (std::size_t i = 0; i < chain.manifest->stages.size() && i < status->stages.size(); ++i) {
+      auto& rec = chain.manifest->stages[i];
+      const auto& st = status->stages[i];
+      if (st.source == "squeue" || st.source == "sacct") {
+        const auto state = st.state == "BLOCKED" ? std::string("CANCELLED") : st.state;
+        if (rec.last_state != state || rec.last_exit_code != st.exit_code) {
+          rec.last_state = state;
+          rec.last_exit_code = st.exit_code;
+          changed = true;
+        }
+      }
+    }
+    // Best effort: the status is right even if the run directory is read-only.
+    if (changed) (void)write_manifest(*chain.manifest);
+    chain.stages = stage_refs(*chain.manifest);
+  }
+  return status;
+}
+
+int exit_code_for(ChainVerdict verdict) {
+  switch (verdict) {
+    case ChainVerdict::succeeded:
+      return exit_ok;
+    case ChainVerdict::running:
+      return exit_running;
+    case ChainVerdict::failed:
+      return exit_failure;
+  }
+  return exit_failure;
+}
+
+std::string format_status(const LoadedChain& chain, const ChainStatus& status) {
+  std::string out = fmt::format("chain {}{}\n", chain.chain_id,
+                                chain.manifest ? fmt::format("  ({})", chain.manifest->run_dir.string())
+                                               : std::string("  (from Slurm alone: no run directory)"));
+  out += fmt::format("  {:<13} {:>8}  {:<10} {:<26} {:>10} {:>5}  {}\n", "STAGE", "JOBID", "STATE", "REASON",
+                     "ELAPSED", "NODES", "EXIT");
+  for (const auto& s : status.stages) {
+    out += fmt::format("  {:<13} {:>8}  {:<10} {:<26} {:>10} {:>5}  {}{}\n", s.name,
+                       s.job_id ? std::to_string(*s.job_id) : "-", s.state, or_dash(s.reason),
+                       or_dash(s.elapsed), or_dash(s.nodes), or_dash(s.exit_code),
+                       s.note.empty() ? "" : "  " + s.note);
+  }
+  out += fmt::format("{}", to_string(status.verdict));
+  if (status.failed_stage) {
+    const auto& f = status.stages[*status.failed_stage];
+    out += fmt::format(": {} {}", f.name, to_string(f.phase));
+    if (chain.manifest && f.job_id) {
+      out += fmt::format(", log {}", output_path(chain.manifest->run_dir, f.name, *f.job_id).string());
+    }
+  }
+  out += "\n";
+  return out;
+}
+
+std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : status.stages) {
+    nlohmann::json j{{"stage", s.name},          {"state", s.state},     {"phase", to_string(s.phase)},
+                     {"reason", s.reason},       {"elapsed", s.elapsed}, {"nodes", s.nodes},
+                     {"exit_code", s.exit_code}, {"note", s.note},       {"source", s.source}};
+    j["job_id"] = s.job_id ? nlohmann::json(*s.job_id) : nlohmann::json(nullptr);
+    if (chain.manifest && s.job_id)
+      j["log"] = output_path(chain.manifest->run_dir, s.name, *s.job_id).string();
+    stages.push_back(std::move(j));
+  }
+  nlohmann::json j{{"chain_id", chain.chain_id}, {"verdict", to_string(status.verdict)}, {"stages", stages}};
+  j["run_dir"] = chain.manifest ? nlohmann::json(chain.manifest->run_dir.string()) : nlohmann::json(nullptr);
+  j["failed_stage"] = status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name)
+                                          : nlohmann::json(nullptr);
+  return j.dump(2) + "\n";
+}
+
+void report_error(const Error& error) {
+  std::fputs(
+      fmt::format("trnslurm: {}{}\n", error.where.empty() ? "" : error.where + ": ", error.what).c_str(),
+      stderr);
+  if (!error.hint.empty()) std::fputs(fmt::format("  hint: {}\n", error.hint).c_str(), stderr);
+}
+
+void install_interrupt_flag() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // the terminal closing mid-submit rolls back too
+}
+
+bool interrupted() {
+  return interrupt_flag != 0;
+}
+
+}  // namespace trnslurm::cli

@@ -1,0 +1,49 @@
+#pragma once
+// What status, watch, logs, cancel and list share: finding a chain, asking Slurm, printing.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "trnslurm/chain_jobs.hpp"
+#include "trnslurm/run_dir.hpp"
+
+namespace trnslurm::cli {
+
+// Which chain: a chain id (default the newest), where run directories live.
+struct ChainOptions {
+  std::string chain;
+  std::string runs_dir;  // "" = the recipe's run.runs_dir if ./trnslurm.toml has one, else ./runs
+  std::string recipe = "trnslurm.toml";
+};
+void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain = true);
+
+std::filesystem::path resolve_runs_dir(const ChainOptions& options);
+
+// A chain found in its run directory, or (with a chain id and no run directory) in Slurm alone.
+struct LoadedChain {
+  std::string chain_id;
+  std::optional<Manifest> manifest;
+  std::vector<StageRef> stages;
+};
+Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm);
+
+// Queries the chain, cancels blocked stages, records the states seen in the manifest.
+Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm);
+
+// Exit code of status/watch: 0 succeeded, 1 failed, 3 still pending or running.
+int exit_code_for(ChainVerdict verdict);
+
+// One line per stage plus a summary line, as `status` prints them.
+std::string format_status(const LoadedChain& chain, const ChainStatus& status);
+std::string status_json(const LoadedChain& chain, const ChainStatus& status);
+
+// "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.
+void report_error(const Error& error);
+
+// How a SIGINT/SIGTERM/SIGHUP is seen: a flag set by the handler, checked between steps.
+void install_interrupt_flag();
+bool interrupted();
+
+}  // namespace trnslurm::cli

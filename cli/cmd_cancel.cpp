@@ -1,0 +1,55 @@
+// `trnslurm cancel [CHAIN]`: cancels every job of the chain and checks none remains.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "chain_cli.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+
+namespace trnslurm::cli {
+
+Command add_cancel(CLI::App& app) {
+  auto opts = std::make_shared<ChainOptions>();
+  auto* sub = app.add_subcommand("cancel", "Cancel every job of a chain");
+  add_chain_options(*sub, *opts);
+  sub->footer("Exit code: 0 when no job of the chain remains pending or running, 1 otherwise.");
+  return {
+      sub, [opts] {
+        CommandSlurmClient slurm(process_runner());
+        auto chain = load_chain(*opts, slurm);
+        if (!chain) {
+          report_error(chain.error());
+          return exit_usage;
+        }
+        std::vector<JobId> ids;
+        for (const auto& s : chain->stages) {
+          if (s.job_id) ids.push_back(*s.job_id);
+        }
+        auto result =
+            cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
+        if (!result) {
+          report_error(result.error());
+          return exit_failure;
+        }
+        if (chain->manifest) {
+          if (auto w = record_state(chain->manifest->run_dir, "cancelled"); !w) report_error(w.error());
+        }
+        if (!result->remaining.empty()) {
+          std::string left;
+          for (auto id : result->remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
+          report_error(Error{fmt::format("jobs {} are still in the queue after scancel", left),
+                             "chain " + chain->chain_id, "try again, or ask an administrator"});
+          return exit_failure;
+        }
+        std::fputs(
+            fmt::format("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id).c_str(),
+            stdout);
+        return exit_ok;
+      }};
+}
+
+}  // namespace trnslurm::cli

@@ -1,0 +1,117 @@
+// `trnslurm logs [CHAIN] [--stage S] [-f]`: a stage's Slurm output file from the run directory.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "chain_cli.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+
+namespace trnslurm::cli {
+namespace {
+
+// Copies what `in` holds from `offset` on to stdout; returns the new offset.
+std::streamoff copy_from(const std::filesystem::path& path, std::streamoff offset) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return offset;
+  in.seekg(offset);
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    std::fwrite(buf, 1, static_cast<std::size_t>(in.gcount()), stdout);
+    offset += in.gcount();
+  }
+  std::fflush(stdout);
+  return offset;
+}
+
+}  // namespace
+
+Command add_logs(CLI::App& app) {
+  struct Options {
+    ChainOptions chain;
+    std::string stage;
+    bool follow = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("logs", "Print a stage's output");
+  add_chain_options(*sub, opts->chain);
+  sub->add_option("--stage", opts->stage,
+                  "Stage (default: the failed stage, else the running one, else the last submitted)");
+  sub->add_flag("-f,--follow", opts->follow, "Keep printing while the stage runs");
+  return {
+      sub, [opts] {
+        CommandSlurmClient slurm(process_runner());
+        auto chain = load_chain(opts->chain, slurm);
+        if (!chain) {
+          report_error(chain.error());
+          return exit_usage;
+        }
+        if (!chain->manifest) {
+          report_error(Error{"the run directory of this chain is gone, and with it the logs",
+                             "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
+          return exit_usage;
+        }
+        auto status = refresh_status(*chain, slurm);
+        if (!status) {
+          report_error(status.error());
+          return exit_failure;
+        }
+        std::optional<std::size_t> pick;
+        for (std::size_t i = 0; i < status->stages.size(); ++i) {
+          const auto& s = status->stages[i];
+          if (!opts->stage.empty() ? s.name == opts->stage : false) pick = i;
+        }
+        if (!opts->stage.empty() && !pick) {
+          std::string names;
+          for (const auto& s : status->stages) names += (names.empty() ? "" : ", ") + s.name;
+          report_error(Error{fmt::format("chain {} has no stage '{}'", chain->chain_id, opts->stage),
+                             "--stage", "its stages: " + names});
+          return exit_usage;
+        }
+        if (!pick) pick = status->failed_stage;
+        for (std::size_t i = 0; !pick && i < status->stages.size(); ++i) {
+          if (status->stages[i].phase == JobPhase::running) pick = i;
+        }
+        for (std::size_t i = status->stages.size(); !pick && i > 0; --i) {
+          if (status->stages[i - 1].job_id && status->stages[i - 1].phase != JobPhase::pending) pick = i - 1;
+        }
+        if (!pick) pick = 0;
+        const auto& stage = status->stages[*pick];
+        if (!stage.job_id) {
+          report_error(
+              Error{fmt::format("stage {} was not submitted", stage.name), "chain " + chain->chain_id, ""});
+          return exit_failure;
+        }
+        const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
+        std::fputs(
+            fmt::format("==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id).c_str(),
+            stderr);
+        std::streamoff offset = copy_from(path, 0);
+        if (!opts->follow) return exit_ok;
+        install_interrupt_flag();
+        auto next_check = std::chrono::steady_clock::now();
+        for (;;) {
+          if (interrupted()) return exit_ok;
+          if (std::chrono::steady_clock::now() >= next_check) {
+            auto now = query_chain(chain->stages, slurm);
+            if (!now) {
+              report_error(now.error());
+              return exit_failure;
+            }
+            if (!is_active(now->stages[*pick].phase)) {
+              copy_from(path, offset);
+              return exit_ok;
+            }
+            next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+          }
+          offset = copy_from(path, offset);
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+      }};
+}
+
+}  // namespace trnslurm::cli

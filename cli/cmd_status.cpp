@@ -1,0 +1,43 @@
+// `trnslurm status [CHAIN]`: one line per stage from one squeue call (docs/chain.md).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "chain_cli.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+
+namespace trnslurm::cli {
+
+Command add_status(CLI::App& app) {
+  struct Options {
+    ChainOptions chain;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("status", "Show the state of each stage of a chain");
+  add_chain_options(*sub, opts->chain);
+  sub->add_flag("--json", opts->json, "Print JSON");
+  sub->footer(
+      "Exit code: 0 the chain succeeded, 1 it failed (or was cancelled), 3 it is still pending or running.\n"
+      "A stage waiting on a failed one is shown 'blocked: <stage> failed' and cancelled.");
+  return {sub, [opts] {
+            CommandSlurmClient slurm(process_runner());
+            auto chain = load_chain(opts->chain, slurm);
+            if (!chain) {
+              report_error(chain.error());
+              return exit_usage;
+            }
+            auto status = refresh_status(*chain, slurm);
+            if (!status) {
+              report_error(status.error());
+              return exit_failure;
+            }
+            const auto text = opts->json ? status_json(*chain, *status) : format_status(*chain, *status);
+            std::fputs(text.c_str(), stdout);
+            return exit_code_for(status->verdict);
+          }};
+}
+
+}  // namespace trnslurm::cli

@@ -1,0 +1,261 @@
+// `trnslurm submit`: renders the recipe's stages and submits them as one afterok chain,
+// atomically (docs/chain.md).
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "chain_cli.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+#include "recipe_options.hpp"
+#include "trnslurm/chain_recipe.hpp"
+#include "trnslurm/plan.hpp"
+#include "trnslurm/run_dir.hpp"
+
+namespace trnslurm::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct SubmitArgs {
+  RecipeOptions recipe;
+  DatasetOptions dataset;
+  StageSelection selection;
+  bool dry_run = false;
+  std::string runs_dir;
+  std::string partition;
+  std::string account;
+  std::string qos;
+  std::optional<bool> exclusive;
+  std::vector<std::string> sbatch_args;
+  std::vector<std::string> stage_args;  // STAGE=ARG
+};
+
+std::string now_iso() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// How the dry run shows a command line: each word shell-quoted unless plain.
+std::string display(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                         "-_=:/.,+%@<>") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    out += plain ? a : shell_quote(a).value_or("<unprintable>");
+  }
+  return out;
+}
+
+Result<void> apply_flags(const SubmitArgs& args, ChainSpec& chain) {
+  if (!args.partition.empty()) chain.slurm.partition = args.partition;
+  if (!args.account.empty()) chain.slurm.account = args.account;
+  if (!args.qos.empty()) chain.slurm.qos = args.qos;
+  if (args.exclusive) chain.slurm.exclusive = *args.exclusive;
+  chain.slurm.sbatch_args.insert(chain.slurm.sbatch_args.end(), args.sbatch_args.begin(),
+                                 args.sbatch_args.end());
+  for (const auto& sa : args.stage_args) {
+    const auto eq = sa.find('=');
+    const auto name = sa.substr(0, eq);
+    auto it = std::find_if(chain.stages.begin(), chain.stages.end(),
+                           [&](const StageSpec& s) { return s.name == name; });
+    if (eq == std::string::npos || it == chain.stages.end()) {
+      return fail(fmt::format("'{}' does not name a stage of this chain", sa), "--stage-arg",
+                  "write STAGE=ARG, e.g. --stage-arg convert=--partition=cpu");
+    }
+    it->sbatch_args.push_back(sa.substr(eq + 1));
+  }
+  return {};
+}
+
+// Creates the run directory and writes everything in it but the job ids.
+Result<Manifest> write_run_dir(const ChainSpec& chain, const Recipe& recipe, const std::string& plan_json) {
+  Manifest m;
+  m.chain_id = chain.chain_id;
+  m.created = now_iso();
+  m.run_dir = chain.run_dir;
+  for (std::size_t k = 0; k < chain.stages.size(); ++k) {
+    const auto path = script_path(chain, k);
+    if (auto w = write_file_atomic(path, chain.stages[k].script); !w) return std::unexpected(w.error());
+    ::chmod(path.c_str(), 0755);
+    // Shown as the dependency in the manifest until the real id is known.
+    m.stages.push_back(StageRecord{chain.stages[k].name,
+                                   std::nullopt,
+                                   sbatch_argv(chain, k, k == 0 ? std::nullopt : std::optional<JobId>(0)),
+                                   {},
+                                   {}});
+  }
+  if (auto w = write_file_atomic(chain.run_dir / "recipe.toml", recipe.text); !w)
+    return std::unexpected(w.error());
+  if (auto w = write_file_atomic(chain.run_dir / "plan.json", plan_json + "\n"); !w)
+    return std::unexpected(w.error());
+  return m;
+}
+
+int run_submit(const SubmitArgs& args) {
+  auto recipe = args.recipe.load();
+  if (!recipe) {
+    report_error(recipe.error());
+    return exit_usage;
+  }
+  auto plan = args.dataset.plan(*recipe);
+  if (!plan) {
+    report_error(plan.error());
+    return exit_usage;
+  }
+  for (const auto& w : plan->warnings) std::fputs(fmt::format("warning: {}\n", w).c_str(), stderr);
+  const auto plan_json = to_json(*plan).dump(2);
+  const fs::path runs = args.runs_dir.empty() ? runs_dir_of(*recipe) : fs::absolute(args.runs_dir);
+
+  // The run directory is created with mkdir: a collision (same second, same random draw) retries.
+  std::random_device random;
+  Result<ChainSpec> chain = fail("no chain id", "submit");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const auto id = make_chain_id(std::chrono::system_clock::now(), random());
+    auto inputs = chain_inputs_from_recipe(*recipe, plan_json, id, runs / id);
+    if (!inputs) {
+      report_error(inputs.error());
+      return exit_usage;
+    }
+    inputs->selection = args.selection;
+    chain = render_chain(*inputs);
+    if (!chain) {
+      report_error(chain.error());
+      return exit_usage;
+    }
+    if (auto f = apply_flags(args, *chain); !f) {
+      report_error(f.error());
+      return exit_usage;
+    }
+    auto dir = create_run_dir(runs, id);
+    if (dir) break;
+    if (attempt == 4) {
+      report_error(dir.error());
+      return exit_failure;
+    }
+  }
+  auto manifest = write_run_dir(*chain, *recipe, plan_json);
+  if (!manifest) {
+    report_error(manifest.error());
+    return exit_failure;
+  }
+
+  if (args.dry_run) {
+    manifest->state = "dry-run";
+    if (auto w = write_manifest(*manifest); !w) {
+      report_error(w.error());
+      return exit_failure;
+    }
+    std::fputs(fmt::format("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
+                           chain->run_dir.string())
+                   .c_str(),
+               stdout);
+    for (std::size_t k = 0; k < chain->stages.size(); ++k) {
+      auto line = display(manifest->stages[k].sbatch_argv);
+      if (k > 0) {
+        const auto dep = std::string("--dependency=afterok:0");
+        if (const auto at = line.find(dep); at != std::string::npos)
+          line.replace(at, dep.size(),
+                       fmt::format("--dependency=afterok:<job id of {}>", chain->stages[k - 1].name));
+      }
+      std::fputs((line + "\n").c_str(), stdout);
+    }
+    return exit_ok;
+  }
+
+  manifest->state = "submitting";
+  if (auto w = write_manifest(*manifest); !w) {
+    report_error(w.error());
+    return exit_failure;
+  }
+  install_interrupt_flag();
+  CommandSlurmClient slurm(process_runner(RunOptions{.own_process_group = true}));
+  SubmitHooks hooks;
+  hooks.submitted = [&](std::size_t k, JobId id) {
+    manifest->stages[k].job_id = id;
+    // On disk before the next sbatch: a crash now still leaves every id in the run directory.
+    if (auto w = record_job(chain->run_dir, chain->stages[k].name, id); !w) report_error(w.error());
+  };
+  hooks.interrupted = [] { return interrupted(); };
+  hooks.pause = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  auto ids = submit_chain(*chain, slurm, hooks);
+  if (!ids) {
+    if (auto w = record_state(chain->run_dir, "rolled-back"); !w) report_error(w.error());
+    const auto& f = ids.error();
+    std::fputs(fmt::format("trnslurm: {}: {}\n", f.error.where, f.error.what).c_str(), stderr);
+    if (!f.error.hint.empty()) std::fputs(fmt::format("  hint: {}\n", f.error.hint).c_str(), stderr);
+    std::string cancelled;
+    for (auto id : f.rollback.cancelled) cancelled += (cancelled.empty() ? "" : ",") + std::to_string(id);
+    if (!f.rollback.cancelled.empty()) {
+      std::fputs(fmt::format("trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
+                             chain->chain_id, cancelled)
+                     .c_str(),
+                 stderr);
+    } else {
+      std::fputs(fmt::format("trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id)
+                     .c_str(),
+                 stderr);
+    }
+    if (!f.rollback.remaining.empty()) {
+      std::string left;
+      for (auto id : f.rollback.remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
+      std::fputs(
+          fmt::format("trnslurm: jobs {} are still in the queue: run 'scancel {}'\n", left, left).c_str(),
+          stderr);
+    }
+    return exit_failure;
+  }
+  if (auto w = record_state(chain->run_dir, "submitted"); !w) report_error(w.error());
+  std::string out =
+      fmt::format("chain {} submitted\nrun directory {}\n", chain->chain_id, chain->run_dir.string());
+  for (std::size_t k = 0; k < ids->size(); ++k)
+    out += fmt::format("  {:<13} job {}\n", chain->stages[k].name, (*ids)[k]);
+  std::fputs(out.c_str(), stdout);
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_submit(CLI::App& app) {
+  auto args = std::make_shared<SubmitArgs>();
+  auto* sub = app.add_subcommand("submit", "Submit the recipe's stages as one afterok chain");
+  add_recipe_options(*sub, args->recipe);
+  add_dataset_options(*sub, args->dataset);
+  sub->add_option("--only", args->selection.only, "Submit only this stage")->type_name("STAGE");
+  sub->add_option("--from", args->selection.from, "Start the chain at this stage")->type_name("STAGE");
+  sub->add_option("--until", args->selection.until, "End the chain with this stage")->type_name("STAGE");
+  sub->add_flag("--dry-run", args->dry_run,
+                "Write the run directory and print the sbatch commands; submit nothing");
+  sub->add_option("--runs-dir", args->runs_dir,
+                  "Where to create the run directory (default: the recipe's run.runs_dir)");
+  sub->add_option("--partition", args->partition, "Slurm partition (overrides slurm.partition)");
+  sub->add_option("--account", args->account, "Slurm account (overrides slurm.account)");
+  sub->add_option("--qos", args->qos, "Slurm QOS (overrides slurm.qos)");
+  sub->add_flag("--exclusive,!--no-exclusive", args->exclusive,
+                "Whole nodes per job (overrides slurm.exclusive)");
+  sub->add_option("--sbatch-arg", args->sbatch_args, "Extra sbatch argument for every stage (repeatable)")
+      ->type_name("ARG")
+      ->allow_extra_args(false);
+  sub->add_option("--stage-arg", args->stage_args,
+                  "Extra sbatch argument for one stage, STAGE=ARG (repeatable)")
+      ->type_name("STAGE=ARG")
+      ->allow_extra_args(false);
+  sub->footer(
+      "Exit codes: 0 submitted (or dry run written), 1 an sbatch failed or Ctrl-C: every job already\n"
+      "submitted for the chain was cancelled, 2 bad recipe or option. Time limits and node counts per\n"
+      "stage come from the recipe: --set stages.train.time=2-00:00:00.");
+  return {sub, [args] { return run_submit(*args); }};
+}
+
+}  // namespace trnslurm::cli

@@ -1,0 +1,71 @@
+// `trnslurm watch [CHAIN]`: status, refreshed until the chain ends (docs/chain.md).
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "chain_cli.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+
+namespace trnslurm::cli {
+
+Command add_watch(CLI::App& app) {
+  struct Options {
+    ChainOptions chain;
+    double interval = 2.0;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("watch", "Follow a chain's status until it ends");
+  add_chain_options(*sub, opts->chain);
+  sub->add_option("--interval", opts->interval, "Seconds between refreshes")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  sub->footer(
+      "On a terminal the status is redrawn in place; otherwise a new status is printed when it changes.\n"
+      "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running).");
+  return {sub, [opts] {
+            CommandSlurmClient slurm(process_runner());
+            auto chain = load_chain(opts->chain, slurm);
+            if (!chain) {
+              report_error(chain.error());
+              return exit_usage;
+            }
+            install_interrupt_flag();
+            const bool tty = ::isatty(STDOUT_FILENO) != 0;
+            std::string last;
+            std::size_t last_lines = 0;
+            for (;;) {
+              auto status = refresh_status(*chain, slurm);
+              if (!status) {
+                report_error(status.error());
+                return exit_failure;
+              }
+              const auto text = format_status(*chain, *status);
+              if (tty) {
+                // Move up over the previous drawing and clear it.
+                if (last_lines > 0) std::fputs(fmt::format("\x1b[{}A\x1b[J", last_lines).c_str(), stdout);
+                std::fputs(text.c_str(), stdout);
+                last_lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+              } else if (text != last) {
+                std::fputs(text.c_str(), stdout);
+              }
+              std::fflush(stdout);
+              last = text;
+              if (status->verdict != ChainVerdict::running) return exit_code_for(status->verdict);
+              const auto until = std::chrono::steady_clock::now() +
+                                 std::chrono::milliseconds(static_cast<long>(opts->interval * 1000));
+              while (std::chrono::steady_clock::now() < until) {
+                if (interrupted()) return exit_running;
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+              }
+            }
+          }};
+}
+
+}  // namespace trnslurm::cli

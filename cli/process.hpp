@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trnslurm/error.hpp"
+#include "trnslurm/slurm_client.hpp"
+
+namespace trnslurm::cli {
+
+struct RunOptions {
+  // Start the child in a process group of its own, so a Ctrl-C at the terminal reaches only us:
+  // an sbatch in flight then finishes, and its job id is recorded and can be cancelled.
+  bool own_process_group = false;
+};
+
+// Runs `argv` (argv[0] looked up in PATH), capturing stdout and stderr. The only place that
+// starts subprocesses (Boost.Process v2), never through a shell.
+Result<ProcessOutput> run_process(const std::vector<std::string>& argv, RunOptions options = {});
+
+inline CommandRunner process_runner(RunOptions options = {}) {
+  return [options](const std::vector<std::string>& argv) { return run_process(argv, options); };
+}
+
+}  // namespace trnslurm::cli

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trnslurm/error.hpp"
+#include "trnslurm/template.hpp"
+
+namespace trnslurm {
+
+// What one stage's job script is made of.
+struct ScriptInput {
+  std::string chain_id;
+  std::string stage;
+  std::filesystem::path run_dir;
+  std::string command;                     // the recipe's template
+  TextOrigin command_origin;               // where it starts in the recipe
+  std::map<std::string, std::string> env;  // KEY -> template (rendered raw, then quoted whole)
+  std::string env_where;                   // the recipe table, for errors: "stages.train.env"
+  TemplateValues values;                   // every placeholder
+  // Exported before the command, e.g. TRNSLURM_TOTAL_STEPS: the plan's figures.
+  std::vector<std::pair<std::string, std::string>> exports;
+};
+
+// A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,
+// every value shell-quoted, then the rendered command. Refuses values that cannot be quoted.
+Result<std::string> render_job_script(const ScriptInput& in);
+
+// Every scalar of a JSON object (numbers, strings, booleans) as text, by key. Nested objects
+// give "outer.inner" keys; arrays and nulls are left out.
+Result<TemplateValues> values_from_json(std::string_view json_text, const std::string& where);
+// Every scalar of a TOML document as "table.key" (dates and times as TOML writes them).
+Result<TemplateValues> values_from_toml(std::string_view toml_text, const std::string& where);
+// TRNSLURM_<KEY> for each top-level key (upper case, '.' -> '_').
+std::vector<std::pair<std::string, std::string>> exports_for(const TemplateValues& values,
+                                                             std::string_view prefix = "TRNSLURM_");
+
+}  // namespace trnslurm
