@@ -12,6 +12,7 @@
 
 #include "chain_cli.hpp"
 #include "commands.hpp"
+#include "install_paths.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/chain_recipe.hpp"
@@ -129,6 +130,7 @@ int run_submit(const SubmitArgs& args) {
       return exit_usage;
     }
     inputs->selection = args.selection;
+    inputs->values["backend_dir"] = backend_dir().string();
     chain = render_chain(*inputs);
     if (!chain) {
       report_error(chain.error());
