@@ -172,13 +172,14 @@ def main():
                     loss.backward()
             if not stepping:
                 continue
+            lr = scheduler.get_last_lr()[0]  # the rate this step used, logged with it
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
             total = loss.detach() * a.grad_accum
             dist.all_reduce(total)
-            log("step", step=step, epoch=epoch, loss=round(total.item() / world, 5), lr=scheduler.get_last_lr()[0])
+            log("step", step=step, epoch=epoch, loss=round(total.item() / world, 5), lr=lr)
             flag = torch.tensor([1 if stop_requested else 0])
             dist.all_reduce(flag)
             if step % a.checkpoint_every == 0 or step == limit or flag.item():
