@@ -254,7 +254,12 @@ Command add_submit(CLI::App& app) {
   sub->footer(
       "Exit codes: 0 submitted (or dry run written), 1 an sbatch failed or Ctrl-C: every job already\n"
       "submitted for the chain was cancelled, 2 bad recipe or option. Time limits and node counts per\n"
-      "stage come from the recipe: --set stages.train.time=2-00:00:00.");
+      "stage come from the recipe: --set stages.train.time=2-00:00:00.\n"
+      "Examples:\n"
+      "  trnslurm submit --dry-run                # write runs/<chain>/, print the sbatch lines\n"
+      "  trnslurm submit --partition trn1 --set stages.train.time=2-00:00:00\n"
+      "  trnslurm submit --only train --sbatch-arg=--mail-type=END\n"
+      "  trnslurm submit --stage-arg=convert=--partition=cpu");
   return {sub, [args] { return run_submit(*args); }};
 }
 
