@@ -21,8 +21,11 @@ lines() { printf '%s\n' "$@" | sort; }
 
 [ "$(bash -c 'source "$1/scripts/completion.bash"; complete -p trnslurm' _ "$TRNSLURM_SOURCE_DIR")" = \
   "complete -F _trnslurm trnslurm" ] || fail "completion.bash does not register _trnslurm"
-expect_eq "commands" "$(lines cancel doctor env init list logs plan recipes status submit watch)" \
+# Every command of `trnslurm --help` (a new command without completion fails here).
+run --help
+expect_eq "commands" "$(printf '%s\n' "$out" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p' | sort)" \
   "$(complete_words trnslurm '')"
+expect_eq "11 commands" 11 "$(complete_words trnslurm '' | wc -l)"
 expect_eq "commands by prefix" "status" "$(complete_words trnslurm st)"
 expect_eq "global options" "$(lines --help --version)" "$(complete_words trnslurm --)"
 

@@ -1,5 +1,5 @@
-# --json of recipes, list, env and doctor: valid JSON, the same facts as the text form, the same
-# exit code. (plan --json is in test_plan.sh, status --json in the chain integration tests.)
+# --json of recipes, submit --dry-run, list, env and doctor: valid JSON, the same facts as the text form, the same
+# exit code. (plan --json is in test_plan.sh; status --json and a real submit --json in the integration tests.)
 source "$(dirname "$0")/lib.sh"
 cd "$work"
 export SLURM_CONF=$work/no-slurm.conf
@@ -23,8 +23,14 @@ expect_eq "recipes --json unknown name exit" 2 "$rc"
 run list --json
 expect_eq "list --json without chains" "[]" "$out"
 run init tiny-cpu
-run submit --dry-run --samples 4096
-chain=$(printf '%s\n' "$out" | sed -n 's/^chain \([^ ]*\) .*/\1/p')
+run submit --dry-run --samples 4096 --json
+expect_eq "submit --dry-run --json exit" 0 "$rc"
+chain=$(py 'j["chain_id"]')
+expect_eq "submit --dry-run --json" "True $work/runs/$chain [None, None, None, None]" \
+  "$(py 'j["dry_run"], j["run_dir"], [s["job_id"] for s in j["stages"]]')"
+expect_contains "submit --dry-run --json: the dependency placeholder" "--dependency=afterok:<job id of convert>" \
+  "$(py 'j["stages"][1]["sbatch_argv"]')"
+[ -s "runs/$chain/manifest.json" ] || fail "submit --dry-run --json wrote no run directory"
 run list --json
 expect_eq "list --json exit" 0 "$rc"
 expect_eq "list --json one chain" "1 $chain dry-run None" "$(py 'len(j), j[0]["chain_id"], j[0]["state"], j[0]["verdict"]')"
