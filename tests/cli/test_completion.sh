@@ -36,7 +36,7 @@ for o in --recipe --set --nodes --epochs --dataset --json --samples --tokens --v
 done
 expect_eq "submit --dr" "--dry-run" "$(complete_words trnslurm submit --dr)"
 expect_eq "env --trn-c" "$(lines --trn-cache --trn-cores)" "$(complete_words trnslurm env --trn-c)"
-expect_eq "the subcommand is found after a global option" "--follow" "$(complete_words trnslurm logs --fol)"
+expect_eq "logs options" "--follow" "$(complete_words trnslurm logs --fol)"
 
 # Values.
 expect_eq "stage names" "$(lines convert precompile train convert_back)" "$(complete_words trnslurm submit --only '')"
