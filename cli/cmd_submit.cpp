@@ -13,6 +13,7 @@
 
 #include "chain_cli.hpp"
 #include "commands.hpp"
+#include "install_paths.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/chain_recipe.hpp"
@@ -149,6 +150,7 @@ int run_submit(const SubmitArgs& args) {
       return exit_usage;
     }
     inputs->selection = args.selection;
+    inputs->values["backend_dir"] = backend_dir().string();
     chain = render_chain(*inputs);
     if (!chain) {
       report_error(chain.error());

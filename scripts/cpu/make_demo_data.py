@@ -3,6 +3,7 @@
 stream has learnable structure, and a full (Hugging Face-named) initial checkpoint."""
 
 import argparse
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -24,11 +25,25 @@ def documents(rng, vocab: int, tokens: int):
     return docs
 
 
+def from_recipe(a):
+    """The recipe's [model] shape, dataset.path and model.pretrained (relative to the recipe's
+    directory, as trnslurm resolves them), so the inputs fit the recipe exactly."""
+    path = Path(a.recipe)
+    recipe = tomllib.loads(path.read_text())
+    model, base = recipe["model"], path.resolve().parent
+    a.vocab, a.hidden, a.layers = model["vocab"], model["hidden"], model["layers"]
+    a.heads, a.kv_heads = model["heads"], model.get("kv_heads", model["heads"])
+    a.intermediate, a.seq_len = model["ffn_hidden"], model["seq_len"]
+    a.dataset = a.dataset or str(megatron.prefix_of(str(base / recipe["dataset"]["path"])))
+    a.checkpoint = a.checkpoint or str(base / model["pretrained"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--dataset", required=True, help="output prefix of <prefix>.idx/.bin")
-    ap.add_argument("--checkpoint", required=True, help="directory of the full initial checkpoint")
-    ap.add_argument("--tokens", type=int, default=40000)
+    ap.add_argument("--recipe", help="take the paths and the model shape from this trnslurm recipe")
+    ap.add_argument("--dataset", help="output prefix of <prefix>.idx/.bin")
+    ap.add_argument("--checkpoint", help="directory of the full initial checkpoint")
+    ap.add_argument("--tokens", type=int, default=12000)
     ap.add_argument("--vocab", type=int, default=256)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--layers", type=int, default=2)
@@ -38,6 +53,10 @@ def main():
     ap.add_argument("--seq-len", type=int, default=32)
     ap.add_argument("--seed", type=int, default=1234)
     a = ap.parse_args()
+    if a.recipe:
+        from_recipe(a)
+    if not a.dataset or not a.checkpoint:
+        ap.error("give --recipe, or both --dataset and --checkpoint")
 
     rng = np.random.default_rng(a.seed)
     prefix = Path(a.dataset)

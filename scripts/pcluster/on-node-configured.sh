@@ -8,18 +8,22 @@
 #   --plugstack-args "k=v ..."                 site defaults for the plugin
 #   --slurm-prefix DIR                         default /opt/slurm
 #   --no-deps                                  don't apt-get the build dependencies
+#   --build-dir DIR                            keep the build there (e.g. on shared storage, per
+#                                              instance type) so a later run only rebuilds what changed
 set -euo pipefail
 
 source_arg=""
 plugstack_args=""
 prefix=/opt/slurm
 install_deps=1
+build_dir=""
 while [ $# -gt 0 ]; do
   case $1 in
   --source) source_arg=${2:?}; shift 2 ;;
   --plugstack-args) plugstack_args=${2?}; shift 2 ;;
   --slurm-prefix) prefix=${2:?}; shift 2 ;;
   --no-deps) install_deps=0; shift ;;
+  --build-dir) build_dir=${2:?}; shift 2 ;;
   *) echo "on-node-configured: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -45,18 +49,20 @@ s3://*)
 *) src=$(cd "$source_arg" && pwd) ;;
 esac
 
+build=${build_dir:-$work/build}
+
 if [ "$install_deps" = 1 ]; then
   command -v apt-get >/dev/null ||
     { echo "on-node-configured: only Debian/Ubuntu AMIs are supported (apt-get not found)" >&2; exit 1; }
   "$src/scripts/install-deps"
 fi
 
-cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DTRNSLURM_BUILD_TESTS=OFF \
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTRNSLURM_BUILD_TESTS=OFF \
   -DTRNSLURM_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_INSTALL_PREFIX="${TRNSLURM_INSTALL_PREFIX:-/usr/local}" \
   -DTRNSLURM_PLUGIN_DIR="$plugin_dir" -DTRNSLURM_SLURM_CONFDIR="$confdir" >"$work/cmake.log" ||
   { cat "$work/cmake.log" >&2; exit 1; }
-cmake --build "$work/build" -j "$(nproc)"
-cmake --install "$work/build" >/dev/null
+cmake --build "$build" -j "$(nproc)"
+cmake --install "$build" >/dev/null
 
 snippet=$confdir/plugstack.conf.d/trnslurm.conf
 if [ -n "$plugstack_args" ]; then

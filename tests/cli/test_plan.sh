@@ -46,7 +46,7 @@ expect_contains "plan steps" "floor(micro_steps_per_epoch / grad_accum) = floor(
 expect_contains "plan memory" "of 16.0 GiB per core" "$out"
 
 # --json, with overrides and -r.
-run plan -r other.toml --samples 1000 --json
+run plan -r other.toml --samples 1000 --json --set train.tp=1 --epochs 1
 expect_eq "plan --json exit" 0 "$rc"
 expect_eq "json dp" 4 "$(json_value dp)"
 expect_eq "json grad_accum" 2 "$(json_value grad_accum)"
@@ -54,7 +54,7 @@ expect_eq "json steps_per_epoch" 125 "$(json_value steps_per_epoch)"
 expect_eq "json total_steps" 125 "$(json_value total_steps)"
 expect_eq "json warmup_steps" 2 "$(json_value warmup_steps)"
 expect_eq "json instance" cpu "$(json_value instance)"
-run plan -r other.toml --samples 1000 --json --epochs 3 --nodes 4 --dataset /data/x --set train.gbs=16
+run plan -r other.toml --samples 1000 --json --epochs 3 --nodes 4 --dataset /data/x --set train.gbs=16 --set train.tp=1
 expect_eq "overrides exit" 0 "$rc"
 expect_eq "--nodes" 4 "$(json_value nodes)"
 expect_eq "--nodes world" 8 "$(json_value world_size)"
@@ -69,7 +69,7 @@ expect_eq "--tokens tokens" 32001 "$(json_value tokens)"
 
 # The dataset is counted from its headers: relative --dataset paths are relative to the cwd.
 mkdir -p data && cp -r "$TRNSLURM_SOURCE_DIR/tests/fixtures/datasets/hf_fixed" data/
-run plan -r other.toml --dataset data/hf_fixed --set train.gbs=4 --set model.seq_len=16 --json
+run plan -r other.toml --dataset data/hf_fixed --set dataset.format=auto --set train.gbs=4 --set model.seq_len=16 --json
 expect_eq "dataset plan exit" 0 "$rc"
 expect_eq "dataset samples" 32 "$(json_value samples)"
 expect_eq "dataset path resolved" "$work/data/hf_fixed" "$(json_value dataset_path)"
@@ -95,7 +95,7 @@ expect_eq "nothing on stdout" "" "$out"
 run plan -r other.toml --samples 1000 --nodes two
 expect_eq "bad --nodes exit" 2 "$rc"
 expect_contains "bad --nodes" "trnslurm: --nodes: 'two' is not an integer" "$err"
-run plan -r other.toml --samples 1000 --set train.gbs=10
+run plan -r other.toml --samples 1000 --set train.gbs=10 --set train.tp=1
 expect_eq "bad gbs exit" 2 "$rc"
 expect_contains "bad gbs hint" "use gbs = 8 or 12" "$err"
 run plan -r "$fixtures/unknown_key.toml" --samples 1000

@@ -3,24 +3,7 @@
 set -euo pipefail
 : "${TRNSLURM_SOURCE_DIR:?run through ctest}"
 eval "$("$TRNSLURM_SOURCE_DIR/scripts/dev-cluster" env)"
-work=$(mktemp -d "${TRNSLURM_TEST_TMP:-/tmp}/$(basename "$0" .sh).XXXXXX" 2>/dev/null ||
-  { mkdir -p "${TRNSLURM_TEST_TMP:-/tmp}" && mktemp -d "${TRNSLURM_TEST_TMP:-/tmp}/$(basename "$0" .sh).XXXXXX"; })
-checks=0
-
-fail() {
-  printf 'FAIL: %s\n' "$*" >&2
-  exit 1
-}
-
-expect_eq() {  # expect_eq WHAT EXPECTED ACTUAL
-  checks=$((checks + 1))
-  [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
-}
-
-expect_contains() {  # expect_contains WHAT NEEDLE HAYSTACK
-  checks=$((checks + 1))
-  case $3 in *"$2"*) ;; *) fail "$1: expected to contain '$2', got: $3" ;; esac
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 
 # Waits until none of the given jobs is pending or running (60 s at most).
 wait_jobs() {
@@ -37,7 +20,3 @@ expect_nodes_idle() {
   expect_eq "node states after $1" "idle" "$(sinfo -h -N -o %t | sort -u | tr '\n' ' ' | sed 's/ $//')"
 }
 
-finish() {
-  [ "$checks" -gt 0 ] || fail "no check ran"
-  printf 'ok: %d checks\n' "$checks"
-}

@@ -2,6 +2,7 @@
 # own fake Neuron tree (tests/CMakeLists.txt: root=.../fixtures/neuron/cluster/%n, n1 a
 # trn1.32xlarge, n2 a trn1n.32xlarge, 16 devices x 2 cores each): what each task sees.
 source "$(dirname "$0")/lib.sh"
+master_port=$((TRNSLURM_PORT_BASE + 50))  # scripts/dev-cluster gives each cluster its own
 source "$(dirname "$0")/plugin_lib.sh"
 
 show='printf "%s %s vc=%s nc=%s rank=%s/%s local=%s/%s node=%s/%s master=%s:%s\n" "$SLURM_PROCID" "$(hostname)" "${NEURON_RT_VISIBLE_CORES-unset}" "${NEURON_RT_NUM_CORES-unset}" "${RANK-unset}" "${WORLD_SIZE-unset}" "${LOCAL_RANK-unset}" "${LOCAL_WORLD_SIZE-unset}" "${TRNSLURM_NODE_RANK-unset}" "${TRNSLURM_NNODES-unset}" "${MASTER_ADDR-unset}" "${MASTER_PORT-unset}"'
@@ -9,15 +10,15 @@ show='printf "%s %s vc=%s nc=%s rank=%s/%s local=%s/%s node=%s/%s master=%s:%s\n
 # Two tasks per node: per-task mode splits each node's 32 cores. n1 does not resolve (no DNS
 # here): MASTER_ADDR falls back to Slurm's NodeAddr for n1, 127.0.0.1.
 out=$(srun -N 2 --ntasks-per-node=2 --kill-on-bad-exit=1 bash -c "$show" | sort -n)
-expect_eq "per-task, 2 tasks per node" "0 n1 vc=0-15 nc=16 rank=0/4 local=0/2 node=0/2 master=127.0.0.1:44000
-1 n1 vc=16-31 nc=16 rank=1/4 local=1/2 node=0/2 master=127.0.0.1:44000
-2 n2 vc=0-15 nc=16 rank=2/4 local=0/2 node=1/2 master=127.0.0.1:44000
-3 n2 vc=16-31 nc=16 rank=3/4 local=1/2 node=1/2 master=127.0.0.1:44000" "$out"
+expect_eq "per-task, 2 tasks per node" "0 n1 vc=0-15 nc=16 rank=0/4 local=0/2 node=0/2 master=127.0.0.1:$master_port
+1 n1 vc=16-31 nc=16 rank=1/4 local=1/2 node=0/2 master=127.0.0.1:$master_port
+2 n2 vc=0-15 nc=16 rank=2/4 local=0/2 node=1/2 master=127.0.0.1:$master_port
+3 n2 vc=16-31 nc=16 rank=3/4 local=1/2 node=1/2 master=127.0.0.1:$master_port" "$out"
 
 # One task per node (torchrun): every core, no per-rank variables (torchrun sets those).
 out=$(srun -N 2 --ntasks-per-node=1 bash -c "$show"'; echo "nproc ${TRNSLURM_NPROC_PER_NODE-unset}"' | LC_ALL=C sort)
-expect_eq "per-node, 1 task per node" "0 n1 vc=0-31 nc=32 rank=unset/unset local=unset/unset node=0/2 master=127.0.0.1:44000
-1 n2 vc=0-31 nc=32 rank=unset/unset local=unset/unset node=1/2 master=127.0.0.1:44000
+expect_eq "per-node, 1 task per node" "0 n1 vc=0-31 nc=32 rank=unset/unset local=unset/unset node=0/2 master=127.0.0.1:$master_port
+1 n2 vc=0-31 nc=32 rank=unset/unset local=unset/unset node=1/2 master=127.0.0.1:$master_port
 nproc 32
 nproc 32" "$out"
 

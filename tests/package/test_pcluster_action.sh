@@ -19,14 +19,15 @@ echo "optional /some/other/plugin.so" >"$prefix/etc/plugstack.conf"
 
 for run in 1 2; do
   TRNSLURM_INSTALL_PREFIX=$work/usr "$TRNSLURM_SOURCE_DIR/scripts/pcluster/on-node-configured.sh" \
-    --source "$TRNSLURM_SOURCE_DIR" --slurm-prefix "$prefix" --no-deps --plugstack-args "verbose=1" \
+    --source "$TRNSLURM_SOURCE_DIR" --slurm-prefix "$prefix" --no-deps --plugstack-args "efa=off" \
+    --build-dir "$work/build" \
     >"$work/run$run.log" 2>&1 || { cat "$work/run$run.log"; fail "run $run failed"; }
 done
 plugin=$prefix/lib/slurm/trnslurm.so
 [ -f "$plugin" ] || fail "plugin not in the cluster's plugin directory"
 nm -D --defined-only "$plugin" | grep -qw slurm_spank_task_init || fail "installed plugin exports no SPANK hook"
 [ -x "$work/usr/bin/trnslurm" ] || fail "trnslurm not installed"
-grep -qx "required $plugin verbose=1" "$prefix/etc/plugstack.conf.d/trnslurm.conf" ||
+grep -qx "required $plugin efa=off" "$prefix/etc/plugstack.conf.d/trnslurm.conf" ||
   fail "snippet: $(cat "$prefix/etc/plugstack.conf.d/trnslurm.conf")"
 [ "$(grep -c 'plugstack.conf.d' "$prefix/etc/plugstack.conf")" = 1 ] || fail "include not added exactly once"
 grep -qx "optional /some/other/plugin.so" "$prefix/etc/plugstack.conf" || fail "existing plugstack lines lost"

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
 #include "trnslurm/bundled_recipes.hpp"
@@ -312,6 +313,8 @@ TEST_CASE("plan: the JSON has every key the contract and the stage templates nam
 }
 
 TEST_CASE("plan: every placeholder of every bundled recipe is a key of the plan JSON") {
+  // Set by the chain itself, not the plan (docs/chain.md): the rest must come from the plan.
+  const std::set<std::string> chain_values{"chain_id", "run_dir", "stage", "backend_dir"};
   for (const auto& b : bundled_recipes()) {
     INFO(b.name);
     const Recipe r = *load_recipe_text(b.text, std::string(b.name));
@@ -323,7 +326,7 @@ TEST_CASE("plan: every placeholder of every bundled recipe is a key of the plan 
         REQUIRE(close != std::string_view::npos);
         const std::string key(c.substr(open + 2, close - open - 2));
         INFO(key);
-        CHECK(j.contains(key));
+        CHECK((j.contains(key) || chain_values.contains(key)));
       }
     }
   }

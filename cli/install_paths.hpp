@@ -1,0 +1,12 @@
+#pragma once
+
+#include <filesystem>
+
+namespace trnslurm::cli {
+
+// The CPU reference backend's scripts (train.py, convert.py, ...): <prefix>/share/trnslurm/cpu
+// beside an installed trnslurm, else the source tree this binary was built from. Recipes reach
+// it as {{backend_dir}}.
+std::filesystem::path backend_dir();
+
+}  // namespace trnslurm::cli

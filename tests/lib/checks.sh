@@ -1,0 +1,26 @@
+# The checks every shell test uses (tests/cli, tests/integration): each counts, `finish` refuses a
+# test in which none ran. Source it after `set -euo pipefail`; it creates $work, the test's own
+# directory under TRNSLURM_TEST_TMP.
+mkdir -p "${TRNSLURM_TEST_TMP:-/tmp}"
+work=$(mktemp -d "${TRNSLURM_TEST_TMP:-/tmp}/$(basename "$0" .sh).XXXXXX")
+checks=0
+
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  exit 1
+}
+
+expect_eq() {  # expect_eq WHAT EXPECTED ACTUAL
+  checks=$((checks + 1))
+  [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+expect_contains() {  # expect_contains WHAT NEEDLE HAYSTACK
+  checks=$((checks + 1))
+  case $3 in *"$2"*) ;; *) fail "$1: expected to contain '$2', got: $3" ;; esac
+}
+
+finish() {
+  [ "$checks" -gt 0 ] || fail "no check ran"
+  printf 'ok: %d checks\n' "$checks"
+}
