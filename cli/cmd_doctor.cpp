@@ -52,8 +52,9 @@ class Report {
       return;
     }
     const auto padded = fmt::format("{:<4}", tag);
-    std::printf("%s %-10s %s\n", (paint(tag, state_colour(tag), colour_) + padded.substr(tag.size())).c_str(),
-                what.c_str(), detail.c_str());
+    (void)std::printf("%s %-10s %s\n",
+                      (paint(tag, state_colour(tag), colour_) + padded.substr(tag.size())).c_str(),
+                      what.c_str(), detail.c_str());
   }
   bool json_;
   bool colour_;
@@ -197,7 +198,7 @@ int run(const DoctorArgs& a) {
                            {"slurm_build_version", slurm_build_version},
                            {"ok", !r.failed()},
                            {"checks", r.checks()}};
-    std::printf("%s\n", j.dump(2).c_str());
+    (void)std::printf("%s\n", j.dump(2).c_str());
   }
   return r.failed() ? exit_failure : exit_ok;
 }

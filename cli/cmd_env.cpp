@@ -140,7 +140,7 @@ int run(const EnvArgs& a) {
                            {"kept", vars(plan->kept)},
                            {"notes", plan->notes},
                            {"site_settings", site_source}};
-    std::printf("%s\n", j.dump(2).c_str());
+    (void)std::printf("%s\n", j.dump(2).c_str());
     return exit_ok;
   }
   for (const auto& v : plan->set) {

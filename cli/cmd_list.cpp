@@ -40,7 +40,7 @@ Command add_list(CLI::App& app) {
           chains.push_back(std::move(*m));
         }
         if (chains.empty() && *json) {
-          std::fputs("[]\n", stdout);
+          (void)std::fputs("[]\n", stdout);
           return exit_ok;
         }
         if (chains.empty()) {
@@ -69,7 +69,7 @@ Command add_list(CLI::App& app) {
                            {"run_dir", m.run_dir.string()},
                            {"stages", stages}});
           }
-          std::fputs((out.dump(2) + "\n").c_str(), stdout);
+          (void)std::fputs((out.dump(2) + "\n").c_str(), stdout);
           return exit_ok;
         }
         std::fputs(

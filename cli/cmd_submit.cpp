@@ -189,7 +189,7 @@ int run_submit(const SubmitArgs& args) {
         }
         argvs.push_back(std::move(argv));
       }
-      std::fputs(submit_json(*chain, *manifest, true, argvs).c_str(), stdout);
+      (void)std::fputs(submit_json(*chain, *manifest, true, argvs).c_str(), stdout);
       return exit_ok;
     }
     std::fputs(fmt::format("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
@@ -256,7 +256,7 @@ int run_submit(const SubmitArgs& args) {
     std::vector<std::vector<std::string>> argvs;
     for (std::size_t k = 0; k < ids->size(); ++k)
       argvs.push_back(sbatch_argv(*chain, k, k == 0 ? std::nullopt : std::optional<JobId>((*ids)[k - 1])));
-    std::fputs(submit_json(*chain, *manifest, false, argvs).c_str(), stdout);
+    (void)std::fputs(submit_json(*chain, *manifest, false, argvs).c_str(), stdout);
     return exit_ok;
   }
   std::string out =
