@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -804,9 +805,13 @@ Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<
   // A recipe is a few kilobytes; refusing anything beyond 1 MiB keeps `-r /dev/zero` or a
   // dataset passed by mistake from being read into memory.
   constexpr std::size_t max_size = std::size_t{1} << 20;
-  std::string text(max_size + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // Read in chunks: allocating (and zeroing) the 1 MiB cap up front cost every command ~0.4 ms.
+  std::string text;
+  std::array<char, 16384> chunk{};
+  while (in && text.size() <= max_size) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
   if (text.size() > max_size)
     return fail("the recipe is larger than 1 MiB", path.string(),
                 "check the path: a recipe is a small TOML file");

@@ -30,6 +30,7 @@ TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the pl
   REQUIRE(plan);
   auto in = chain_inputs_from_recipe(*recipe, to_json(*plan).dump(), "20261122-010203-0000abcd", "/runs/x");
   REQUIRE(in);
+  in->values["backend_dir"] = "/opt/trnslurm/cpu";  // as `trnslurm submit` adds it
   CHECK(in->values.at("total_steps") == std::to_string(plan->total_steps));
   CHECK(in->values.at("model.name") == "tiny");
   CHECK_FALSE(in->slurm.exclusive);
@@ -43,13 +44,16 @@ TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the pl
         std::string::npos);
   CHECK(train.find("export TRNSLURM_GRAD_ACCUM='" + std::to_string(plan->grad_accum) + "'") !=
         std::string::npos);
-  CHECK(train.find("srun echo \"train ${TRNSLURM_TOTAL_STEPS} steps") != std::string::npos);
+  // Inside the single-quoted `bash -c '...'` the placeholder is a reference the inner shell expands.
+  CHECK(train.find("--total_steps \"${TRNSLURM_TOTAL_STEPS}\"") != std::string::npos);
+  CHECK(train.find("export TRNSLURM_BACKEND_DIR='/opt/trnslurm/cpu'") != std::string::npos);
+  CHECK(train.find("export TRNSLURM_BACKEND_DIR='/opt/trnslurm/cpu'") != std::string::npos);
   CHECK(chain->stages[0].time == "00:05:00");
 }
 
 TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line and column") {
   auto text = tiny_recipe();
-  const auto at = text.find("echo \"convert back");
+  const auto at = text.find("/usr/bin/python3 \"{{backend_dir}}/convert_back.py");
   REQUIRE(at != std::string::npos);
   text.insert(at, "run {{no_such_key}}\n");
   auto recipe = load_recipe_text(text, "tiny.toml");
@@ -58,6 +62,7 @@ TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line
   REQUIRE(plan);
   auto in = chain_inputs_from_recipe(*recipe, to_json(*plan).dump(), "20261122-010203-0000abcd", "/runs/x");
   REQUIRE(in);
+  in->values["backend_dir"] = "/opt/trnslurm/cpu";
   auto chain = render_chain(*in);
   REQUIRE_FALSE(chain);
   const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');

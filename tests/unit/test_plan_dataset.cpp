@@ -13,6 +13,8 @@ std::string datasets() {
 }
 
 Recipe tiny(std::vector<Override> overrides) {
+  // Written for tiny-cpu at TP 1 (DP 4) with the dataset format detected.
+  overrides.insert(overrides.begin(), {{"train.tp", "1", ""}, {"dataset.format", "auto", ""}});
   auto r = load_recipe_text(find_bundled_recipe("tiny-cpu")->text, "tiny-cpu.toml", overrides);
   if (!r) FAIL(to_string(r.error()));
   return *r;
