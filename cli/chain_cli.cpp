@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "colour.hpp"
 #include "commands.hpp"
 
 namespace trnslurm::cli {
@@ -115,19 +116,23 @@ int exit_code_for(ChainVerdict verdict) {
   return exit_failure;
 }
 
-std::string format_status(const LoadedChain& chain, const ChainStatus& status) {
+std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour) {
   std::string out = fmt::format("chain {}{}\n", chain.chain_id,
                                 chain.manifest ? fmt::format("  ({})", chain.manifest->run_dir.string())
                                                : std::string("  (from Slurm alone: no run directory)"));
   out += fmt::format("  {:<13} {:>8}  {:<10} {:<26} {:>10} {:>5}  {}\n", "STAGE", "JOBID", "STATE", "REASON",
                      "ELAPSED", "NODES", "EXIT");
   for (const auto& s : status.stages) {
-    out += fmt::format("  {:<13} {:>8}  {:<10} {:<26} {:>10} {:>5}  {}{}\n", s.name,
-                       s.job_id ? std::to_string(*s.job_id) : "-", s.state, or_dash(s.reason),
+    // Padded first, painted after: escape codes must not count towards the column width.
+    const auto state = fmt::format("{:<10}", s.state);
+    const auto painted =
+        paint(s.state, state_colour(to_string(s.phase)), colour) + state.substr(s.state.size());
+    out += fmt::format("  {:<13} {:>8}  {} {:<26} {:>10} {:>5}  {}{}\n", s.name,
+                       s.job_id ? std::to_string(*s.job_id) : "-", painted, or_dash(s.reason),
                        or_dash(s.elapsed), or_dash(s.nodes), or_dash(s.exit_code),
                        s.note.empty() ? "" : "  " + s.note);
   }
-  out += fmt::format("{}", to_string(status.verdict));
+  out += paint(to_string(status.verdict), state_colour(to_string(status.verdict)), colour);
   if (status.failed_stage) {
     const auto& f = status.stages[*status.failed_stage];
     out += fmt::format(": {} {}", f.name, to_string(f.phase));

@@ -35,8 +35,9 @@ Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm);
 // Exit code of status/watch: 0 succeeded, 1 failed, 3 still pending or running.
 int exit_code_for(ChainVerdict verdict);
 
-// One line per stage plus a summary line, as `status` prints them.
-std::string format_status(const LoadedChain& chain, const ChainStatus& status);
+// One line per stage plus a summary line, as `status` prints them; `colour` paints the states
+// and the verdict (cli/colour.hpp decides when).
+std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour = false);
 std::string status_json(const LoadedChain& chain, const ChainStatus& status);
 
 // "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.

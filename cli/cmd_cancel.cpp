@@ -16,7 +16,11 @@ Command add_cancel(CLI::App& app) {
   auto opts = std::make_shared<ChainOptions>();
   auto* sub = app.add_subcommand("cancel", "Cancel every job of a chain");
   add_chain_options(*sub, *opts);
-  sub->footer("Exit code: 0 when no job of the chain remains pending or running, 1 otherwise.");
+  sub->footer(
+      "Exit code: 0 when no job of the chain remains pending or running, 1 otherwise.\n"
+      "Examples:\n"
+      "  trnslurm cancel                          # the newest chain\n"
+      "  trnslurm cancel 20261122-005730-123-9f4f3270");
   return {
       sub, [opts] {
         CommandSlurmClient slurm(process_runner());

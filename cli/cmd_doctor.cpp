@@ -5,12 +5,14 @@ extern "C" {
 }
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "colour.hpp"
 #include "commands.hpp"
 #include "site_config.hpp"
 #include "trnslurm/efa.hpp"
@@ -26,24 +28,38 @@ struct DoctorArgs {
   std::optional<std::string> plugstack;
   std::optional<std::string> node_name;
   bool no_probe = false;
+  bool json = false;
 };
 
+// Prints each check as it is made, or with --json keeps them for one document at the end.
 class Report {
  public:
-  void ok(const std::string& what, const std::string& detail) { line("ok  ", what, detail); }
+  explicit Report(bool json) : json_(json), colour_(!json && colour_enabled(stdout)) {}
+  void ok(const std::string& what, const std::string& detail) { line("ok", what, detail); }
   void warn(const std::string& what, const std::string& detail) { line("warn", what, detail); }
   void bad(const std::string& what, const std::string& detail) {
     line("FAIL", what, detail);
     failed_ = true;
   }
-  void info(const std::string& what, const std::string& detail) { line("    ", what, detail); }
+  void info(const std::string& what, const std::string& detail) { line("", what, detail); }
   bool failed() const { return failed_; }
+  const nlohmann::json& checks() const { return checks_; }
 
  private:
-  static void line(const char* tag, const std::string& what, const std::string& detail) {
-    std::printf("%s %-10s %s\n", tag, what.c_str(), detail.c_str());
+  void line(std::string_view tag, const std::string& what, const std::string& detail) {
+    if (json_) {
+      checks_.push_back({{"status", tag.empty() ? "info" : tag}, {"check", what}, {"detail", detail}});
+      return;
+    }
+    const auto padded = fmt::format("{:<4}", tag);
+    (void)std::printf("%s %-10s %s\n",
+                      (paint(tag, state_colour(tag), colour_) + padded.substr(tag.size())).c_str(),
+                      what.c_str(), detail.c_str());
   }
+  bool json_;
+  bool colour_;
   bool failed_ = false;
+  nlohmann::json checks_ = nlohmann::json::array();
 };
 
 std::string major_minor(std::uint32_t v) {
@@ -166,15 +182,24 @@ void check_efa(Report& r, const SiteSettings& site, const std::string& node, boo
 }
 
 int run(const DoctorArgs& a) {
-  Report r;
+  Report r(a.json);
   const auto cfg = load_site_config(a.plugstack);
   const std::string node = a.node_name.value_or(short_hostname());
-  std::printf("trnslurm doctor on %s (trnslurm %s, built against Slurm %s)\n", node.c_str(), version,
-              slurm_build_version);
+  if (!a.json)
+    std::printf("trnslurm doctor on %s (trnslurm %s, built against Slurm %s)\n", node.c_str(), version,
+                slurm_build_version);
   check_slurm(r, cfg);
   const SiteSettings site = cfg.site ? *cfg.site : SiteSettings{};
   check_topology(r, site, node);
   check_efa(r, site, node, !a.no_probe);
+  if (a.json) {
+    const nlohmann::json j{{"node", node},
+                           {"version", version},
+                           {"slurm_build_version", slurm_build_version},
+                           {"ok", !r.failed()},
+                           {"checks", r.checks()}};
+    (void)std::printf("%s\n", j.dump(2).c_str());
+  }
   return r.failed() ? exit_failure : exit_ok;
 }
 
@@ -184,12 +209,19 @@ Command add_doctor(CLI::App& app) {
   auto args = std::make_shared<DoctorArgs>();
   auto* sub =
       app.add_subcommand("doctor", "Check this node: Neuron topology, EFA, the plugin in plugstack.conf");
-  sub->footer("Exit status 0 when the plugin can do its job here, 1 when something stops it.");
+  sub->footer(
+      "Exit status 0 when the plugin can do its job here, 1 when something stops it.\n"
+      "Examples:\n"
+      "  trnslurm doctor\n"
+      "  srun -N 4 --ntasks-per-node=1 trnslurm doctor --no-probe   # every node of an allocation\n"
+      "  trnslurm doctor --json | jq '.checks[] | select(.status == \"FAIL\")'");
   sub->add_option("--plugstack", args->plugstack,
                   "plugstack.conf to check (default: slurm.conf's PlugStackConfig)");
   sub->add_option("--node-name", args->node_name, "This node's name, for %n in plugstack paths");
   sub->add_flag("--no-probe", args->no_probe,
                 "Do not load libfabric now (only read the slurmd's saved answer)");
+  sub->add_flag("--json", args->json,
+                "Print JSON: node, versions, ok, and every check (status, check, detail)");
   return {sub, [args] { return run(*args); }};
 }
 

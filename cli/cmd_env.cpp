@@ -3,6 +3,7 @@
 // root, the slurmd's EFA answer, plugstack.conf's arguments, the --trn-* options and the
 // caller's environment.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@ struct EnvArgs {
   std::optional<std::string> trn_env, trn_cores, trn_efa, trn_cache;
   std::optional<std::string> trn_root_comm;  // "" = the default port
   bool explain = false;
+  bool json = false;
   bool probe_efa = false;
   bool ignore_env = false;
 };
@@ -125,6 +127,22 @@ int run(const EnvArgs& a) {
 
   const auto plan = task_environment(in);
   if (!plan) return usage_error(plan.error());
+  const auto site_source = cfg.line
+                               ? fmt::format("{}:{}", cfg.line->file, cfg.line->line)
+                               : fmt::format("built-in defaults (no trnslurm line in {})", cfg.plugstack);
+  if (a.json) {
+    const auto vars = [](const auto& list) {
+      auto j = nlohmann::json::array();
+      for (const auto& v : list) j.push_back({{"name", v.name}, {"value", v.value}, {"reason", v.reason}});
+      return j;
+    };
+    const nlohmann::json j{{"set", vars(plan->set)},
+                           {"kept", vars(plan->kept)},
+                           {"notes", plan->notes},
+                           {"site_settings", site_source}};
+    (void)std::printf("%s\n", j.dump(2).c_str());
+    return exit_ok;
+  }
   for (const auto& v : plan->set) {
     if (a.explain)
       std::printf("%s=%s  # %s\n", v.name.c_str(), shell_quote(v.value).c_str(), v.reason.c_str());
@@ -135,9 +153,7 @@ int run(const EnvArgs& a) {
     for (const auto& v : plan->kept)
       std::printf("# kept %s=%s: %s\n", v.name.c_str(), v.value.c_str(), v.reason.c_str());
     for (const auto& n : plan->notes) std::printf("# %s\n", n.c_str());
-    std::printf("# site settings: %s\n",
-                cfg.line ? fmt::format("{}:{}", cfg.line->file, cfg.line->line).c_str()
-                         : fmt::format("built-in defaults (no trnslurm line in {})", cfg.plugstack).c_str());
+    std::printf("# site settings: %s\n", site_source.c_str());
   }
   return exit_ok;
 }
@@ -150,10 +166,12 @@ Command add_env(CLI::App& app) {
   sub->footer(
       "Runs the plugin's own code on this node: topology under plugstack.conf's root=, the slurmd's\n"
       "EFA probe result, plugstack.conf's defaults, the --trn-* options and your environment.\n"
+      "Exit code: 0 printed, 2 bad option or a refusal (printed as the plugin prints it).\n"
       "Examples:\n"
       "  trnslurm env --explain\n"
       "  trnslurm env --nodes 4 --tasks-per-node 32 --node-rank 1 --local-id 5 --nodelist 'trn[1-4]'\n"
-      "  set -a; eval \"$(trnslurm env --trn-cores=per-node)\"; set +a   # values are shell-quoted");
+      "  set -a; eval \"$(trnslurm env --trn-cores=per-node)\"; set +a   # values are shell-quoted\n"
+      "  trnslurm env --json | jq -r '.set[] | .name'");
   sub->add_option("--nodes", args->nodes, "Nodes in the step")->check(CLI::PositiveNumber);
   sub->add_option("--tasks-per-node", args->tasks_per_node, "Tasks of the step on this node");
   sub->add_option("--node-rank", args->node_rank, "This node's index in the step (SLURM_NODEID)");
@@ -172,6 +190,8 @@ Command add_env(CLI::App& app) {
       ->expected(0, 1)
       ->default_str("");
   sub->add_flag("--explain", args->explain, "Say why each variable is set or left alone");
+  sub->add_flag("--json", args->json,
+                "Print JSON: the variables set and kept (name, value, reason), notes, site settings");
   sub->add_flag("--probe-efa", args->probe_efa,
                 "Ask libfabric now instead of reading the slurmd's probe result");
   sub->add_flag("--ignore-env", args->ignore_env, "Ignore your own environment (show the plugin's values)");

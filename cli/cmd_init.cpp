@@ -62,6 +62,11 @@ Command add_init(CLI::App& app) {
   sub->add_option("name", args->name, "Bundled recipe (see `trnslurm recipes`)")->required();
   sub->add_option("-o,--output", args->output, "Where to write it (default: ./trnslurm.toml)");
   sub->add_flag("-f,--force", args->force, "Overwrite an existing file");
+  sub->footer(
+      "Exit code: 0 written, 1 could not write, 2 unknown recipe or the file exists (without --force).\n"
+      "Examples:\n"
+      "  trnslurm init llama3-8b-trn2\n"
+      "  trnslurm init tiny-cpu -o cpu.toml && trnslurm plan -r cpu.toml");
   return {sub, [args] {
             const auto* recipe = find_bundled_recipe(args->name);
             if (recipe == nullptr) {

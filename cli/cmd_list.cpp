@@ -1,5 +1,6 @@
 // `trnslurm list`: the chains of the runs directory, with their state from one squeue call.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -12,49 +13,81 @@ namespace trnslurm::cli {
 
 Command add_list(CLI::App& app) {
   auto opts = std::make_shared<ChainOptions>();
+  auto json = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("list", "List the chains of this directory");
   add_chain_options(*sub, *opts, false);
-  return {sub, [opts] {
-            const auto runs = resolve_runs_dir(*opts);
-            std::vector<Manifest> chains;
-            std::vector<JobId> ids;
-            for (const auto& dir : list_run_dirs(runs)) {
-              auto m = read_manifest(dir);
-              if (!m) {
-                report_error(m.error());
-                continue;
-              }
-              for (const auto& s : m->stages) {
-                if (s.job_id) ids.push_back(*s.job_id);
-              }
-              chains.push_back(std::move(*m));
-            }
-            if (chains.empty()) {
-              std::fputs(fmt::format("no chain in {}\n", runs.string()).c_str(), stdout);
-              return exit_ok;
-            }
-            CommandSlurmClient slurm(process_runner());
-            auto rows = slurm.squeue(ids);
-            if (!rows) {
-              report_error(rows.error());
-              return exit_failure;
-            }
-            std::fputs(fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS",
-                                   "STAGES")
-                           .c_str(),
-                       stdout);
-            for (const auto& m : chains) {
-              const auto status = evaluate_chain(stage_refs(m), *rows, std::nullopt);
-              std::string stages;
-              for (const auto& s : m.stages) stages += (stages.empty() ? "" : ",") + s.name;
-              const auto verdict = m.state == "submitted" ? std::string(to_string(status.verdict)) : "-";
-              std::fputs(fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state,
-                                     verdict, stages)
-                             .c_str(),
-                         stdout);
-            }
-            return exit_ok;
-          }};
+  sub->add_flag("--json", *json, "Print the chains as a JSON array");
+  sub->footer(
+      "Exit code: 0 listed (also when there is no chain), 1 Slurm could not be asked.\n"
+      "Examples:\n"
+      "  trnslurm list\n"
+      "  trnslurm list --runs-dir /fsx/runs --json | jq -r '.[] | select(.verdict == \"failed\") | "
+      ".chain_id'");
+  return {
+      sub, [opts, json] {
+        const auto runs = resolve_runs_dir(*opts);
+        std::vector<Manifest> chains;
+        std::vector<JobId> ids;
+        for (const auto& dir : list_run_dirs(runs)) {
+          auto m = read_manifest(dir);
+          if (!m) {
+            report_error(m.error());
+            continue;
+          }
+          for (const auto& s : m->stages) {
+            if (s.job_id) ids.push_back(*s.job_id);
+          }
+          chains.push_back(std::move(*m));
+        }
+        if (chains.empty() && *json) {
+          (void)std::fputs("[]\n", stdout);
+          return exit_ok;
+        }
+        if (chains.empty()) {
+          std::fputs(fmt::format("no chain in {}\n", runs.string()).c_str(), stdout);
+          return exit_ok;
+        }
+        CommandSlurmClient slurm(process_runner());
+        auto rows = slurm.squeue(ids);
+        if (!rows) {
+          report_error(rows.error());
+          return exit_failure;
+        }
+        if (*json) {
+          auto out = nlohmann::json::array();
+          for (const auto& m : chains) {
+            const auto status = evaluate_chain(stage_refs(m), *rows, std::nullopt);
+            auto stages = nlohmann::json::array();
+            for (const auto& s : m.stages)
+              stages.push_back({{"stage", s.name},
+                                {"job_id", s.job_id ? nlohmann::json(*s.job_id) : nlohmann::json(nullptr)}});
+            out.push_back({{"chain_id", m.chain_id},
+                           {"created", m.created},
+                           {"state", m.state},
+                           {"verdict", m.state == "submitted" ? nlohmann::json(to_string(status.verdict))
+                                                              : nlohmann::json(nullptr)},
+                           {"run_dir", m.run_dir.string()},
+                           {"stages", stages}});
+          }
+          (void)std::fputs((out.dump(2) + "\n").c_str(), stdout);
+          return exit_ok;
+        }
+        std::fputs(
+            fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES")
+                .c_str(),
+            stdout);
+        for (const auto& m : chains) {
+          const auto status = evaluate_chain(stage_refs(m), *rows, std::nullopt);
+          std::string stages;
+          for (const auto& s : m.stages) stages += (stages.empty() ? "" : ",") + s.name;
+          const auto verdict = m.state == "submitted" ? std::string(to_string(status.verdict)) : "-";
+          std::fputs(
+              fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state, verdict, stages)
+                  .c_str(),
+              stdout);
+        }
+        return exit_ok;
+      }};
 }
 
 }  // namespace trnslurm::cli

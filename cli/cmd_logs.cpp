@@ -42,6 +42,13 @@ Command add_logs(CLI::App& app) {
   sub->add_option("--stage", opts->stage,
                   "Stage (default: the failed stage, else the running one, else the last submitted)");
   sub->add_flag("-f,--follow", opts->follow, "Keep printing while the stage runs");
+  sub->footer(
+      "The file's name goes to stderr, its content to stdout. Exit code: 0 printed, 1 the stage was not\n"
+      "submitted or Slurm could not be asked, 2 no such chain or stage.\n"
+      "Examples:\n"
+      "  trnslurm logs                            # the failed stage, else the running one\n"
+      "  trnslurm logs -f --stage train\n"
+      "  trnslurm logs 20261122-005730-123-9f4f3270 --stage precompile | less");
   return {
       sub, [opts] {
         CommandSlurmClient slurm(process_runner());

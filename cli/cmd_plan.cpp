@@ -39,7 +39,12 @@ Command add_plan(CLI::App& app) {
   add_recipe_options(*sub, args->recipe);
   sub->add_flag("--json", args->json, "Print the plan as JSON");
   add_dataset_options(*sub, args->dataset);
-  sub->footer("Exit codes: 0 planned (warnings on stderr), 2 bad recipe, option or dataset.");
+  sub->footer(
+      "Exit codes: 0 planned (warnings on stderr), 2 bad recipe, option or dataset.\n"
+      "Examples:\n"
+      "  trnslurm plan                            # count the dataset at dataset.path\n"
+      "  trnslurm plan --samples 1000000 --nodes 8 --epochs 3\n"
+      "  trnslurm plan -r llama.toml --set train.tp=32 --json | jq .total_steps");
   return {sub, [args] {
             auto recipe = args->recipe.load();
             if (!recipe) {

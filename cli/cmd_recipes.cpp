@@ -1,5 +1,6 @@
 // `trnslurm recipes [NAME]`: lists the bundled recipes, or prints one.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 
@@ -13,6 +14,7 @@ namespace trnslurm::cli {
 namespace {
 struct RecipesArgs {
   std::string name;
+  bool json = false;
 };
 }  // namespace
 
@@ -29,7 +31,13 @@ Command add_recipes(CLI::App& app) {
   auto args = std::make_shared<RecipesArgs>();
   auto* sub = app.add_subcommand("recipes", "List the bundled recipes, or print one");
   sub->add_option("name", args->name, "Print this recipe's TOML");
-  sub->footer("Start from one with `trnslurm init NAME`.");
+  sub->add_flag("--json", args->json, "Print name and summary (and with NAME, the TOML text) as JSON");
+  sub->footer(
+      "Start from one with `trnslurm init NAME`.\n"
+      "Examples:\n"
+      "  trnslurm recipes\n"
+      "  trnslurm recipes llama2-7b-trn1 | less\n"
+      "  trnslurm recipes --json | jq -r '.[].name'");
   return {sub, [args] {
             if (!args->name.empty()) {
               const auto* r = find_bundled_recipe(args->name);
@@ -37,7 +45,18 @@ Command add_recipes(CLI::App& app) {
                 print_error(unknown_recipe(args->name));
                 return exit_usage;
               }
-              std::fwrite(r->text.data(), 1, r->text.size(), stdout);
+              if (args->json) {
+                const nlohmann::json j{{"name", r->name}, {"summary", r->summary}, {"text", r->text}};
+                fmt::print("{}\n", j.dump(2));
+              } else {
+                std::fwrite(r->text.data(), 1, r->text.size(), stdout);
+              }
+              return exit_ok;
+            }
+            if (args->json) {
+              auto j = nlohmann::json::array();
+              for (const auto& r : bundled_recipes()) j.push_back({{"name", r.name}, {"summary", r.summary}});
+              fmt::print("{}\n", j.dump(2));
               return exit_ok;
             }
             std::size_t width = 0;

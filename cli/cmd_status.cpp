@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "chain_cli.hpp"
+#include "colour.hpp"
 #include "commands.hpp"
 #include "process.hpp"
 
@@ -18,10 +19,14 @@ Command add_status(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("status", "Show the state of each stage of a chain");
   add_chain_options(*sub, opts->chain);
-  sub->add_flag("--json", opts->json, "Print JSON");
+  sub->add_flag("--json", opts->json, "Print the status as JSON (stages, states, job ids, logs, verdict)");
   sub->footer(
       "Exit code: 0 the chain succeeded, 1 it failed (or was cancelled), 3 it is still pending or running.\n"
-      "A stage waiting on a failed one is shown 'blocked: <stage> failed' and cancelled.");
+      "A stage waiting on a failed one is shown 'blocked: <stage> failed' and cancelled.\n"
+      "Examples:\n"
+      "  trnslurm status                          # the newest chain of ./runs\n"
+      "  trnslurm status 20261122-005730-123-9f4f3270 --runs-dir /fsx/runs\n"
+      "  trnslurm status --json | jq -r .verdict");
   return {sub, [opts] {
             CommandSlurmClient slurm(process_runner());
             auto chain = load_chain(opts->chain, slurm);
@@ -34,7 +39,8 @@ Command add_status(CLI::App& app) {
               report_error(status.error());
               return exit_failure;
             }
-            const auto text = opts->json ? status_json(*chain, *status) : format_status(*chain, *status);
+            const auto text = opts->json ? status_json(*chain, *status)
+                                         : format_status(*chain, *status, colour_enabled(stdout));
             std::fputs(text.c_str(), stdout);
             return exit_code_for(status->verdict);
           }};

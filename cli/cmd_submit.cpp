@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -28,6 +29,7 @@ struct SubmitArgs {
   DatasetOptions dataset;
   StageSelection selection;
   bool dry_run = false;
+  bool json = false;
   std::string runs_dir;
   std::string partition;
   std::string account;
@@ -78,6 +80,24 @@ Result<void> apply_flags(const SubmitArgs& args, ChainSpec& chain) {
     it->sbatch_args.push_back(sa.substr(eq + 1));
   }
   return {};
+}
+
+// What --json prints: the chain, its run directory and per stage the job id (null in a dry run)
+// and the sbatch command line.
+std::string submit_json(const ChainSpec& chain, const Manifest& manifest, bool dry_run,
+                        const std::vector<std::vector<std::string>>& argvs) {
+  auto stages = nlohmann::json::array();
+  for (std::size_t k = 0; k < chain.stages.size(); ++k) {
+    const auto& id = manifest.stages[k].job_id;
+    stages.push_back({{"stage", chain.stages[k].name},
+                      {"job_id", id && !dry_run ? nlohmann::json(*id) : nlohmann::json(nullptr)},
+                      {"sbatch_argv", argvs[k]}});
+  }
+  const nlohmann::json j{{"chain_id", chain.chain_id},
+                         {"run_dir", chain.run_dir.string()},
+                         {"dry_run", dry_run},
+                         {"stages", stages}};
+  return j.dump(2) + "\n";
 }
 
 // Creates the run directory and writes everything in it but the job ids.
@@ -159,6 +179,19 @@ int run_submit(const SubmitArgs& args) {
       report_error(w.error());
       return exit_failure;
     }
+    if (args.json) {
+      std::vector<std::vector<std::string>> argvs;
+      for (std::size_t k = 0; k < chain->stages.size(); ++k) {
+        auto argv = manifest->stages[k].sbatch_argv;
+        for (auto& a : argv) {
+          if (k > 0 && a == "--dependency=afterok:0")
+            a = fmt::format("--dependency=afterok:<job id of {}>", chain->stages[k - 1].name);
+        }
+        argvs.push_back(std::move(argv));
+      }
+      (void)std::fputs(submit_json(*chain, *manifest, true, argvs).c_str(), stdout);
+      return exit_ok;
+    }
     std::fputs(fmt::format("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
                            chain->run_dir.string())
                    .c_str(),
@@ -219,6 +252,13 @@ int run_submit(const SubmitArgs& args) {
     return exit_failure;
   }
   if (auto w = record_state(chain->run_dir, "submitted"); !w) report_error(w.error());
+  if (args.json) {
+    std::vector<std::vector<std::string>> argvs;
+    for (std::size_t k = 0; k < ids->size(); ++k)
+      argvs.push_back(sbatch_argv(*chain, k, k == 0 ? std::nullopt : std::optional<JobId>((*ids)[k - 1])));
+    (void)std::fputs(submit_json(*chain, *manifest, false, argvs).c_str(), stdout);
+    return exit_ok;
+  }
   std::string out =
       fmt::format("chain {} submitted\nrun directory {}\n", chain->chain_id, chain->run_dir.string());
   for (std::size_t k = 0; k < ids->size(); ++k)
@@ -239,6 +279,7 @@ Command add_submit(CLI::App& app) {
   sub->add_option("--until", args->selection.until, "End the chain with this stage")->type_name("STAGE");
   sub->add_flag("--dry-run", args->dry_run,
                 "Write the run directory and print the sbatch commands; submit nothing");
+  sub->add_flag("--json", args->json, "Print the chain id, run directory, job ids and sbatch lines as JSON");
   sub->add_option("--runs-dir", args->runs_dir,
                   "Where to create the run directory (default: the recipe's run.runs_dir)");
   sub->add_option("--partition", args->partition, "Slurm partition (overrides slurm.partition)");
@@ -256,7 +297,13 @@ Command add_submit(CLI::App& app) {
   sub->footer(
       "Exit codes: 0 submitted (or dry run written), 1 an sbatch failed or Ctrl-C: every job already\n"
       "submitted for the chain was cancelled, 2 bad recipe or option. Time limits and node counts per\n"
-      "stage come from the recipe: --set stages.train.time=2-00:00:00.");
+      "stage come from the recipe: --set stages.train.time=2-00:00:00.\n"
+      "Examples:\n"
+      "  trnslurm submit --dry-run                # write runs/<chain>/, print the sbatch lines\n"
+      "  trnslurm submit --partition trn1 --set stages.train.time=2-00:00:00\n"
+      "  trnslurm submit --only train --sbatch-arg=--mail-type=END\n"
+      "  trnslurm submit --stage-arg=convert=--partition=cpu\n"
+      "  chain=$(trnslurm submit --json | jq -r .chain_id)");
   return {sub, [args] { return run_submit(*args); }};
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "chain_cli.hpp"
+#include "colour.hpp"
 #include "commands.hpp"
 #include "process.hpp"
 
@@ -28,7 +29,10 @@ Command add_watch(CLI::App& app) {
       ->capture_default_str();
   sub->footer(
       "On a terminal the status is redrawn in place; otherwise a new status is printed when it changes.\n"
-      "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running).");
+      "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running).\n"
+      "Examples:\n"
+      "  trnslurm watch\n"
+      "  trnslurm watch --interval 30 20261122-005730-123-9f4f3270");
   return {sub, [opts] {
             CommandSlurmClient slurm(process_runner());
             auto chain = load_chain(opts->chain, slurm);
@@ -38,6 +42,7 @@ Command add_watch(CLI::App& app) {
             }
             install_interrupt_flag();
             const bool tty = ::isatty(STDOUT_FILENO) != 0;
+            const bool colour = colour_enabled(stdout);
             std::string last;
             std::size_t last_lines = 0;
             for (;;) {
@@ -46,7 +51,7 @@ Command add_watch(CLI::App& app) {
                 report_error(status.error());
                 return exit_failure;
               }
-              const auto text = format_status(*chain, *status);
+              const auto text = format_status(*chain, *status, colour);
               if (tty) {
                 // Move up over the previous drawing and clear it.
                 if (last_lines > 0) std::fputs(fmt::format("\x1b[{}A\x1b[J", last_lines).c_str(), stdout);

@@ -15,7 +15,12 @@ int run(int argc, char** argv) {
   app.set_version_flag("-V,--version", fmt::format("trnslurm {} (built against Slurm {})", trnslurm::version,
                                                    trnslurm::slurm_build_version));
   app.require_subcommand(0, 1);
-  app.footer("Run 'trnslurm COMMAND --help' for a command's options and examples.");
+  app.footer(
+      "Run 'trnslurm COMMAND --help' for a command's options and examples.\n"
+      "Examples:\n"
+      "  trnslurm init llama3-8b-trn2 && trnslurm plan --epochs 3\n"
+      "  trnslurm submit && trnslurm watch\n"
+      "Exit codes: 0 ok, 1 failed, 2 bad input, 3 still running (status, watch), 70 internal error.");
 
   const auto commands = trnslurm::cli::register_commands(app);
 

@@ -35,6 +35,14 @@ check "plugstack snippet names the installed plugin" \
   grep -qx "required $plugin_dir" /etc/slurm/plugstack.conf.d/trnslurm.conf
 check "snippet is a conffile" sh -c "dpkg-query -W -f='\${Conffiles}' trnslurm | grep -q plugstack.conf.d/trnslurm.conf"
 check "CPU backend installed" test -f /usr/share/trnslurm/cpu/train.py
+for page in man1/trnslurm.1 man5/trnslurm.toml.5 man8/trnslurm-spank.8; do
+  check "man page $page installed" sh -c "ls /usr/share/man/$page* >/dev/null"
+done
+check "man finds trnslurm-spank(8)" sh -c "man -w 8 trnslurm-spank | grep -q trnslurm-spank.8"
+check "bash completion installed and completing from the installed binary" bash -c '
+  source /usr/share/bash-completion/completions/trnslurm
+  COMP_WORDS=(trnslurm init tiny); COMP_CWORD=2; _trnslurm
+  [ "${COMPREPLY[*]}" = tiny-cpu ]'
 
 # A cluster from the installed files only: the installed dev-cluster, plugin and trnslurm.
 /usr/share/trnslurm/scripts/dev-cluster up --dir "$cluster" --port-base "${TRNSLURM_PORT_BASE:-19817}" \
