@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--max_steps", type=int, default=0, help="stop after this many steps (precompile); 0 = no limit")
     ap.add_argument("--no_checkpoint", action="store_true", help="precompile: write no checkpoint")
     ap.add_argument("--log", default="")
+    ap.add_argument("--step_delay", type=float, default=0.0,
+                    help="seconds to sleep after each optimizer step: a slow run for the resilience tests")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -176,6 +178,8 @@ def main():
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
+            if a.step_delay > 0:
+                time.sleep(a.step_delay)
             total = loss.detach() * a.grad_accum
             dist.all_reduce(total)
             log("step", step=step, epoch=epoch, loss=round(total.item() / world, 5), lr=scheduler.get_last_lr()[0])

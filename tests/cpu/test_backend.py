@@ -129,6 +129,23 @@ class ResumeTest(unittest.TestCase):
             starts = [json.loads(l) for l in (work / "log.jsonl").read_text().splitlines() if '"start"' in l]
             self.assertEqual([s["resumed_from"] for s in starts], [None, None, 9])
 
+    def test_step_delay_slows_each_step(self):
+        # --step_delay (the resilience tests' slow run) sleeps after every optimizer step.
+        with tempfile.TemporaryDirectory() as d:
+            work = Path(d)
+            py = "/usr/bin/python3"
+            subprocess.run([py, str(CPU / "make_demo_data.py"), "--dataset", str(work / "data" / "tok"),
+                            "--checkpoint", str(work / "init"), "--tokens", "3000", "--seq-len", "16"],
+                           check=True, capture_output=True)
+            subprocess.run([py, str(CPU / "convert.py"), "--input_dir", str(work / "init"), "--output_dir",
+                            str(work / "sharded"), "--tp_size", "2"], check=True, capture_output=True)
+            run = self.run_training(work, work / "c", ["--max_steps", "4", "--no_checkpoint", "--step_delay", "0.6"])
+            self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+            events = [json.loads(l) for l in (work / "log.jsonl").read_text().splitlines()]
+            times = [e["time"] for e in events if e["event"] == "step"]
+            self.assertEqual(len(times), 4)
+            self.assertGreaterEqual(min(b - a for a, b in zip(times, times[1:])), 0.6)
+
 
 if __name__ == "__main__":
     unittest.main()
