@@ -8,9 +8,14 @@ dev_cluster=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
 "$py" "$TRN_CPU/make_demo_data.py" --dataset data/tok --checkpoint init --tokens 3000 --seq-len 16 \
   --intermediate 128 >/dev/null
 
-# The job id of a chain's stage, from its manifest.
+# A test that fails half-way must not leave its chain running into the next test (the workers'
+# MASTER_PORT is the same for every job).
+cancel_chain() { [ -z "${chain:-}" ] || "$trn" cancel "$chain" >/dev/null 2>&1 || true; }
+trap cancel_chain EXIT
+
+# The job id of a chain's stage, from its manifest (status exits 3 while the chain runs).
 stage_job() {  # CHAIN STAGE
-  "$trn" status "$1" --json | "$py" -c 'import json,sys; print(next(s["job_id"] for s in json.load(sys.stdin)["stages"] if s["stage"] == sys.argv[1]))' "$2"
+  { "$trn" status "$1" --json || true; } | "$py" -c 'import json,sys; print(next(s["job_id"] for s in json.load(sys.stdin)["stages"] if s["stage"] == sys.argv[1]))' "$2"
 }
 
 # Polls `trnslurm status CHAIN` until the chain ends (LIMIT seconds at most); prints its exit code.

@@ -8,7 +8,7 @@ source "$(dirname "$0")/chain_lib.sh"
 source "$(dirname "$0")/resilience_lib.sh"
 
 revive() { "$dev_cluster" revive-node n2 >/dev/null 2>&1 || true; }
-trap revive EXIT
+trap 'cancel_chain; revive' EXIT
 
 capture "$trn" submit --set stages.train.env.STEP_DELAY=1
 expect_eq "submit exit code" 0 "$rc"
@@ -32,7 +32,7 @@ expect_eq "chain verdict (status exit code)" 0 "$(wait_chain_long "$chain" 240)"
 capture "$trn" status "$chain"
 expect_contains "status shows the restart" "train restart 1 (job $train" "$out"
 expect_contains "status shows the step resumed from" "resumed from step" "$out"
-restarts=$("$py" -c 'import json,sys; r=[e for e in json.load(sys.stdin)["restarts"] if e["event"]=="restart"]; print(len(r), r[0]["cause"], r[0]["resumed_from"])' <<<"$("$trn" status "$chain" --json)")
+restarts=$("$py" -c 'import json,sys; r=[e for e in json.load(sys.stdin)["restarts"] if e["event"]=="restart"]; print(len(r), r[0]["cause"], r[0]["resumed_from"])' <<<"$("$trn" status "$chain" --json || true)")
 read -r count cause resumed <<<"$restarts"
 expect_eq "restarts recorded" 1 "$count"
 case $cause in node-failure | slurm-requeue) checks=$((checks + 1)) ;; *) fail "restart cause: $cause" ;; esac
