@@ -37,6 +37,20 @@ def request_stop(_signum, _frame):
     stop_requested = True
 
 
+def ordered_allreduce(group, bucket):
+    """DDP communication hook: the mean of a gradient bucket over `group`, summed in rank order."""
+    grads = bucket.buffer()
+    parts = [torch.empty_like(grads) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(parts, grads, group=group)
+    total = parts[0].clone()
+    for part in parts[1:]:
+        total += part
+    total /= len(parts)
+    done = torch.futures.Future()
+    done.set_result(total)
+    return done
+
+
 def lr_lambda(warmup: int, total: int):
     def f(step):
         if warmup and step < warmup:
@@ -131,6 +145,11 @@ def main():
     else:
         model.load_state_dict(sharding.load_shards(init_dir / "model"))
     ddp = DistributedDataParallel(model, process_group=dp_group)
+    # Gradients summed in rank order, whatever DDP's bucket layout: gloo's ring allreduce adds the
+    # ranks in an order that depends on where a value sits in the bucket, and DDP rebuilds its
+    # buckets after the first synchronised step, so with more than 2 DP ranks a run resumed from a
+    # checkpoint would differ from an uninterrupted one in the last bit.
+    ddp.register_comm_hook(dp_group, ordered_allreduce)
 
     log("start", world=world, dp=dp, grad_accum=a.grad_accum, micro_per_epoch=micro_per_epoch,
         samples=len(data), planned_total=planned_total, resumed_from=step if resumed else None, ranks=everyone)
