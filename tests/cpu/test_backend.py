@@ -3,6 +3,7 @@ arithmetic the planner relies on, and resuming from a checkpoint. Run by CTest (
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -96,7 +97,13 @@ class ResumeTest(unittest.TestCase):
     """A run stopped at a checkpoint and resumed ends with the same weights as one that never stopped."""
 
     def run_training(self, work, ckpt, extra):
-        args = [str(CPU / "torchrun.py"), "--standalone", "--nproc_per_node", "2", str(CPU / "train.py"),
+        # Not --standalone: its rendezvous is always localhost:29400, which two runs on one machine
+        # (suites of several checkouts) would share. A free port of our own instead.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        args = [str(CPU / "torchrun.py"), "--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1",
+                "--master_port", str(port), "--nproc_per_node", "2", str(CPU / "train.py"),
                 "--data", str(work / "data" / "tok"), "--init_dir", str(work / "sharded"),
                 "--checkpoint_dir", str(ckpt), "--checkpoint_every", "4", "--tp", "2", "--mbs", "2", "--gbs", "8",
                 "--grad_accum", "4", "--epochs", "2", "--total_steps", "1000", "--warmup_steps", "2",

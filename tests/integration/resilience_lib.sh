@@ -3,6 +3,9 @@
 # dataset (3000 tokens: 23 optimizer steps on 2 nodes x 2 workers) and its initial checkpoint.
 cp "$TRNSLURM_SOURCE_DIR/tests/fixtures/resilience/resilience.toml" "$work/trnslurm.toml"
 export TRN_CPU=$TRNSLURM_SOURCE_DIR/scripts/cpu
+# The workers' rendezvous port: the plugin's default (44000) is the same for every checkout's
+# cluster on this machine; a variable already set is kept by the plugin (docs/plugin.md).
+export MASTER_PORT=$((TRNSLURM_PORT_BASE + 51))
 py=/usr/bin/python3
 dev_cluster=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
 "$py" "$TRN_CPU/make_demo_data.py" --dataset data/tok --checkpoint init --tokens 3000 --seq-len 16 \
@@ -68,7 +71,9 @@ compare_with_uninterrupted() {  # OTHER DIR
   steps=$("$py" -c 'import json,sys; print(json.load(sys.stdin)["total_steps"])' <<<"$plan")
   warmup=$("$py" -c 'import json,sys; print(json.load(sys.stdin)["warmup_steps"])' <<<"$plan")
   acc=$("$py" -c 'import json,sys; print(json.load(sys.stdin)["grad_accum"])' <<<"$plan")
-  GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1 "$py" "$TRN_CPU/torchrun.py" --standalone --nproc_per_node 4 \
+  # Not --standalone (always localhost:29400, shared by every checkout's tests): a port of ours.
+  GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1 "$py" "$TRN_CPU/torchrun.py" --nnodes 1 --node_rank 0 \
+    --master_addr 127.0.0.1 --master_port $((TRNSLURM_PORT_BASE + 50)) --nproc_per_node 4 \
     "$TRN_CPU/train.py" --data data/tok --init_dir converted --checkpoint_dir "$2" --checkpoint_every 4 --tp 1 \
     --mbs 1 --gbs 8 --grad_accum "$acc" --epochs 1 --total_steps "$steps" --warmup_steps "$warmup" --lr 3e-3 \
     >"$work/reference.out" 2>&1 || fail "reference run failed: $(tail -5 "$work/reference.out")"

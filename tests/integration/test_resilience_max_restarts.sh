@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 source "$(dirname "$0")/resilience_lib.sh"
 
-capture "$trn" submit --set stages.train.max_restarts=0 --set stages.train.env.STEP_DELAY=2
+capture "$trn" submit --set stages.train.max_restarts=0 --set stages.train.env.STEP_DELAY=1
 expect_eq "submit exit code" 0 "$rc"
 chain=$(chain_of "$out")
 train=$(stage_job "$chain" train)

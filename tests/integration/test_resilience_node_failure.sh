@@ -10,7 +10,7 @@ source "$(dirname "$0")/resilience_lib.sh"
 revive() { "$dev_cluster" revive-node n2 >/dev/null 2>&1 || true; }
 trap 'cancel_chain; revive' EXIT
 
-capture "$trn" submit --set stages.train.env.STEP_DELAY=1
+capture "$trn" submit
 expect_eq "submit exit code" 0 "$rc"
 chain=$(chain_of "$out")
 run=runs/$chain
