@@ -1,5 +1,6 @@
 #include "chain_cli.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <toml++/toml.h>
 #include <nlohmann/json.hpp>
@@ -7,9 +8,11 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 
 #include "colour.hpp"
 #include "commands.hpp"
+#include "trnslurm/restarts.hpp"
 
 namespace trnslurm::cli {
 namespace fs = std::filesystem;
@@ -132,10 +135,26 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
                        or_dash(s.elapsed), or_dash(s.nodes), or_dash(s.exit_code),
                        s.note.empty() ? "" : "  " + s.note);
   }
+  const auto restarts = chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{};
+  const RestartEvent* gave_up = nullptr;
+  for (const auto& e : restarts) {
+    if (e.event == "restart") {
+      out += fmt::format(
+          "  train restart {} (job {}, {:%Y-%m-%d %H:%M:%S} UTC): {}; resumed from {}\n", e.restart, e.job,
+          fmt::gmtime(static_cast<std::time_t>(e.time)), describe_cause(e.cause),
+          e.resumed_from ? fmt::format("step {}", *e.resumed_from) : "the start (no checkpoint)");
+    } else if (e.event == "gave-up") {
+      gave_up = &e;
+    }
+  }
   out += paint(to_string(status.verdict), state_colour(to_string(status.verdict)), colour);
+  if (gave_up != nullptr) {
+    out += fmt::format(": train gave up after {} restarts (max_restarts = {}): {}", gave_up->restart,
+                       gave_up->max_restarts.value_or(0), describe_cause(gave_up->cause));
+  }
   if (status.failed_stage) {
     const auto& f = status.stages[*status.failed_stage];
-    out += fmt::format(": {} {}", f.name, to_string(f.phase));
+    out += fmt::format("{}{} {}", gave_up != nullptr ? "; " : ": ", f.name, to_string(f.phase));
     if (chain.manifest && f.job_id) {
       out += fmt::format(", log {}", output_path(chain.manifest->run_dir, f.name, *f.job_id).string());
     }
@@ -157,6 +176,17 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
   }
   nlohmann::json j{{"chain_id", chain.chain_id}, {"verdict", to_string(status.verdict)}, {"stages", stages}};
   j["run_dir"] = chain.manifest ? nlohmann::json(chain.manifest->run_dir.string()) : nlohmann::json(nullptr);
+  nlohmann::json restarts = nlohmann::json::array();
+  for (const auto& e :
+       chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{}) {
+    nlohmann::json r{
+        {"event", e.event}, {"cause", e.cause}, {"restart", e.restart}, {"job", e.job}, {"time", e.time}};
+    if (e.resumed_from) r["resumed_from"] = *e.resumed_from;
+    if (e.checkpoint) r["checkpoint"] = *e.checkpoint;
+    if (e.max_restarts) r["max_restarts"] = *e.max_restarts;
+    restarts.push_back(std::move(r));
+  }
+  j["restarts"] = std::move(restarts);
   j["failed_stage"] = status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name)
                                           : nlohmann::json(nullptr);
   return j.dump(2) + "\n";

@@ -44,6 +44,7 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, std::string_v
     s.command_origin = string_value_origin(file_text, stage.command_pos.file, stage.command_pos.line,
                                            stage.command_pos.column);
     s.env = stage.env;
+    if (stage.name == "train") s.resilience = Resilience{stage.max_restarts, stage.signal_grace};
     in.stages.push_back(std::move(s));
   }
 

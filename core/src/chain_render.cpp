@@ -16,7 +16,12 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
       return fail(fmt::format("stage {} asks for 0 nodes", s.name), s.command_origin.file,
                   fmt::format("set stages.{}.nodes to 1 or more", s.name));
     }
-    stages.push_back(StageSpec{s.name, {}, s.nodes, s.time, {}});
+    stages.push_back(
+        StageSpec{s.name,
+                  {},
+                  s.nodes,
+                  s.time,
+                  s.resilience ? resilience_sbatch_args(*s.resilience) : std::vector<std::string>{}});
   }
   if (stages.empty()) {
     return fail("every stage is disabled", "recipe", "enable at least one [stages.*] table (enabled = true)");
@@ -40,7 +45,8 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        src.env,
                        fmt::format("stages.{}.env", stage.name),
                        values,
-                       in.exports};
+                       in.exports,
+                       src.resilience};
     auto text = render_job_script(script);
     if (!text) return std::unexpected(text.error());
     stage.script = std::move(*text);

@@ -91,7 +91,8 @@ const std::vector<SectionSpec>& section_specs() {
 const std::vector<KeySpec>& stage_key_specs() {
   using enum Kind;
   static const std::vector<KeySpec> keys{
-      {"enabled", boolean}, {"nodes", integer}, {"time", string}, {"command", string}, {"env", env}};
+      {"enabled", boolean}, {"nodes", integer},        {"time", string},         {"command", string},
+      {"env", env},         {"max_restarts", integer}, {"signal_grace", integer}};
   return keys;
 }
 
@@ -722,6 +723,16 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
     if (auto r = in.read_uint(stage.nodes, section, "nodes", 1, 100000); !r)
       return std::unexpected(r.error());
     for (const auto& k : stage_key_specs()) in.remember(recipe.positions, section, k.key);
+    // Resilience (docs/resilience.md) is the train stage's: the others are short and restartable
+    // by submitting again.
+    for (const auto* key : {"max_restarts", "signal_grace"})
+      if (name != "train" && in.find(section, key) != nullptr)
+        return fail(fmt::format("{} applies to the train stage only", key), at(section + "." + key),
+                    "move it to [stages.train]");
+    if (auto r = in.read_uint(stage.max_restarts, section, "max_restarts", 0, 1000); !r)
+      return std::unexpected(r.error());
+    if (auto r = in.read_uint(stage.signal_grace, section, "signal_grace", 0, 65535); !r)
+      return std::unexpected(r.error());
     if (const auto* env = in.find(section, "env"))
       for (auto&& [var, value] : *env->as_table())
         stage.env.emplace(std::string(var.str()), value.as_string()->get());

@@ -37,6 +37,20 @@ def request_stop(_signum, _frame):
     stop_requested = True
 
 
+def ordered_allreduce(group, bucket):
+    """DDP communication hook: the mean of a gradient bucket over `group`, summed in rank order."""
+    grads = bucket.buffer()
+    parts = [torch.empty_like(grads) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(parts, grads, group=group)
+    total = parts[0].clone()
+    for part in parts[1:]:
+        total += part
+    total /= len(parts)
+    done = torch.futures.Future()
+    done.set_result(total)
+    return done
+
+
 def lr_lambda(warmup: int, total: int):
     def f(step):
         if warmup and step < warmup:
@@ -75,6 +89,8 @@ def main():
     ap.add_argument("--max_steps", type=int, default=0, help="stop after this many steps (precompile); 0 = no limit")
     ap.add_argument("--no_checkpoint", action="store_true", help="precompile: write no checkpoint")
     ap.add_argument("--log", default="")
+    ap.add_argument("--step_delay", type=float, default=0.0,
+                    help="seconds to sleep after each optimizer step: a slow run for the resilience tests")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -129,6 +145,11 @@ def main():
     else:
         model.load_state_dict(sharding.load_shards(init_dir / "model"))
     ddp = DistributedDataParallel(model, process_group=dp_group)
+    # Gradients summed in rank order, whatever DDP's bucket layout: gloo's ring allreduce adds the
+    # ranks in an order that depends on where a value sits in the bucket, and DDP rebuilds its
+    # buckets after the first synchronised step, so with more than 2 DP ranks a run resumed from a
+    # checkpoint would differ from an uninterrupted one in the last bit.
+    ddp.register_comm_hook(dp_group, ordered_allreduce)
 
     log("start", world=world, dp=dp, grad_accum=a.grad_accum, micro_per_epoch=micro_per_epoch,
         samples=len(data), planned_total=planned_total, resumed_from=step if resumed else None, ranks=everyone)
@@ -177,6 +198,8 @@ def main():
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
+            if a.step_delay > 0:
+                time.sleep(a.step_delay)
             total = loss.detach() * a.grad_accum
             dist.all_reduce(total)
             log("step", step=step, epoch=epoch, loss=round(total.item() / world, 5), lr=lr)

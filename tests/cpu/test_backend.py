@@ -3,6 +3,7 @@ arithmetic the planner relies on, and resuming from a checkpoint. Run by CTest (
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -96,7 +97,13 @@ class ResumeTest(unittest.TestCase):
     """A run stopped at a checkpoint and resumed ends with the same weights as one that never stopped."""
 
     def run_training(self, work, ckpt, extra):
-        args = [str(CPU / "torchrun.py"), "--standalone", "--nproc_per_node", "2", str(CPU / "train.py"),
+        # Not --standalone: its rendezvous is always localhost:29400, which two runs on one machine
+        # (suites of several checkouts) would share. A free port of our own instead.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        args = [str(CPU / "torchrun.py"), "--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1",
+                "--master_port", str(port), "--nproc_per_node", "2", str(CPU / "train.py"),
                 "--data", str(work / "data" / "tok"), "--init_dir", str(work / "sharded"),
                 "--checkpoint_dir", str(ckpt), "--checkpoint_every", "4", "--tp", "2", "--mbs", "2", "--gbs", "8",
                 "--grad_accum", "4", "--epochs", "2", "--total_steps", "1000", "--warmup_steps", "2",
@@ -128,6 +135,23 @@ class ResumeTest(unittest.TestCase):
                 self.assertTrue(torch.equal(wa[name], wb[name]), name)
             starts = [json.loads(l) for l in (work / "log.jsonl").read_text().splitlines() if '"start"' in l]
             self.assertEqual([s["resumed_from"] for s in starts], [None, None, 9])
+
+    def test_step_delay_slows_each_step(self):
+        # --step_delay (the resilience tests' slow run) sleeps after every optimizer step.
+        with tempfile.TemporaryDirectory() as d:
+            work = Path(d)
+            py = "/usr/bin/python3"
+            subprocess.run([py, str(CPU / "make_demo_data.py"), "--dataset", str(work / "data" / "tok"),
+                            "--checkpoint", str(work / "init"), "--tokens", "3000", "--seq-len", "16"],
+                           check=True, capture_output=True)
+            subprocess.run([py, str(CPU / "convert.py"), "--input_dir", str(work / "init"), "--output_dir",
+                            str(work / "sharded"), "--tp_size", "2"], check=True, capture_output=True)
+            run = self.run_training(work, work / "c", ["--max_steps", "4", "--no_checkpoint", "--step_delay", "0.6"])
+            self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+            events = [json.loads(l) for l in (work / "log.jsonl").read_text().splitlines()]
+            times = [e["time"] for e in events if e["event"] == "step"]
+            self.assertEqual(len(times), 4)
+            self.assertGreaterEqual(min(b - a for a, b in zip(times, times[1:])), 0.6)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "trnslurm/chain.hpp"
 #include "trnslurm/error.hpp"
+#include "trnslurm/job_script.hpp"
 #include "trnslurm/template.hpp"
 
 namespace trnslurm {
@@ -23,6 +25,7 @@ struct StageInput {
   std::string command;  // template
   TextOrigin command_origin;
   std::map<std::string, std::string> env;
+  std::optional<Resilience> resilience;  // the train stage's (docs/resilience.md)
 };
 
 // Everything a chain is rendered from: the recipe's stages and Slurm settings, and the

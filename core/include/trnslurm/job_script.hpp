@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +13,15 @@
 #include "trnslurm/template.hpp"
 
 namespace trnslurm {
+
+// A train stage that checkpoints on a signal and is requeued (docs/resilience.md).
+struct Resilience {
+  std::uint32_t max_restarts = 3;
+  std::uint32_t signal_grace = 120;  // seconds before the time limit; 0 = no signal asked for
+};
+
+// The sbatch arguments that go with it: --requeue, --open-mode=append, --signal=B:USR1@<grace>.
+std::vector<std::string> resilience_sbatch_args(const Resilience& r);
 
 // What one stage's job script is made of.
 struct ScriptInput {
@@ -24,6 +35,8 @@ struct ScriptInput {
   TemplateValues values;                   // every placeholder
   // Exported before the command, e.g. TRNSLURM_TOTAL_STEPS: the plan's figures.
   std::vector<std::pair<std::string, std::string>> exports;
+  // Set for the train stage: the command runs inside the signal/requeue wrapper.
+  std::optional<Resilience> resilience;
 };
 
 // A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,

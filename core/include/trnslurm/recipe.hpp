@@ -91,6 +91,10 @@ struct StageRecipe {
   std::string command;
   std::map<std::string, std::string> env;
   SourcePos command_pos;
+  // train only (docs/resilience.md): requeues allowed after a signal or node failure, and the
+  // seconds before the time limit at which the job is told to checkpoint (0 = no signal).
+  std::uint32_t max_restarts = 3;
+  std::uint32_t signal_grace = 120;
 };
 
 inline constexpr std::array<std::string_view, 4> stage_names{"convert", "precompile", "train",

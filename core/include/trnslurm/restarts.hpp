@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trnslurm {
+
+// One line of <run dir>/logs/train-restarts.jsonl, written by the train stage's wrapper
+// (docs/resilience.md): "restart" when a requeued job starts again, "requeue" when the job
+// requeues itself, "gave-up" when max_restarts is used up.
+struct RestartEvent {
+  std::string event;          // restart, requeue, gave-up
+  std::string cause;          // time-limit, node-failure, preempted, slurm-requeue
+  std::uint32_t restart = 0;  // SLURM_RESTART_COUNT when written
+  std::uint64_t job = 0;
+  std::int64_t time = 0;                      // Unix seconds
+  std::optional<std::uint64_t> resumed_from;  // restart: newest completed checkpoint step
+  std::optional<std::uint64_t> checkpoint;    // requeue, gave-up: newest checkpoint at that time
+  std::optional<std::uint32_t> max_restarts;  // gave-up
+};
+
+std::filesystem::path restarts_path(const std::filesystem::path& run_dir);
+
+// Every well-formed line; a line it cannot read (a crash mid-write) is skipped. No file: none.
+std::vector<RestartEvent> parse_restarts(std::string_view jsonl);
+std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir);
+
+// "time-limit" -> "time limit (signal, checkpoint, requeue)" and so on, for people.
+std::string describe_cause(std::string_view cause);
+
+}  // namespace trnslurm

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Past max_restarts the chain fails cleanly: the train job exits 1 on the restart that exceeds
+# it, convert_back is cancelled, nothing is left in the queue, and status says why.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/chain_lib.sh"
+source "$(dirname "$0")/resilience_lib.sh"
+
+capture "$trn" submit --set stages.train.max_restarts=0 --set stages.train.env.STEP_DELAY=1
+expect_eq "submit exit code" 0 "$rc"
+chain=$(chain_of "$out")
+train=$(stage_job "$chain" train)
+wait_checkpoint checkpoints 4 120
+# Requeued by hand (as a preemption would): one restart more than max_restarts = 0 allows.
+scontrol requeue "$train"
+
+expect_eq "chain verdict (status exit code)" 1 "$(wait_chain_long "$chain" 120)"
+capture "$trn" status "$chain"
+expect_contains "status says why" "train gave up after 1 restarts (max_restarts = 0)" "$out"
+expect_contains "status names the cause" "terminated by Slurm" "$out"
+expect_eq "jobs left in the queue" "" "$(active_jobs "$chain")"
+expect_contains "convert_back cancelled" "convert_back CANCELLED" "$(chain_jobs "$chain" | awk '{print $2, $3}' | sed "s/trn-$chain-//")"
+expect_eq "convert_back never ran" 0 "$(grep -c convert_back "runs/$chain/order" || true)"
+expect_nodes_idle "the max_restarts test"
+finish
