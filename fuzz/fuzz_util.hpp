@@ -43,7 +43,8 @@ inline const std::filesystem::path& scratch_dir() {
   return dir;
 }
 
-inline std::filesystem::path write_scratch(const std::string& name, const std::uint8_t* data, std::size_t size) {
+inline std::filesystem::path write_scratch(const std::string& name, const std::uint8_t* data,
+                                           std::size_t size) {
   auto path = scratch_dir() / name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
