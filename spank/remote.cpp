@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
@@ -84,7 +85,7 @@ bool is_batch_step(spank_t sp) {
 
 // To the task's own stderr (task_init runs in the task's process): what the user sees.
 void to_task(const std::string& line) noexcept {
-  std::fprintf(stderr, "trnslurm: %s\n", printable(line, 4096).c_str());
+  (void)std::fprintf(stderr, "trnslurm: %s\n", printable(line, 4096).c_str());
 }
 
 }  // namespace
@@ -208,10 +209,10 @@ int remote_task_init(spank_t sp) {
     if (!plan) return 0;  // cannot happen: user_init decided the same input
     const std::string who = in.hostname + " task " + std::to_string(in.task.global_id);
     for (const auto& var : plan->set)
-      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
+      to_task(fmt::format("{}: {}={} ({})", who, var.name, var.value, var.reason));
     for (const auto& var : plan->kept)
-      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
-    for (const auto& note : plan->notes) to_task(who + ": " + note);
+      to_task(fmt::format("{}: {}={} ({})", who, var.name, var.value, var.reason));
+    for (const auto& note : plan->notes) to_task(fmt::format("{}: {}", who, note));
   }
   return 0;
 }
