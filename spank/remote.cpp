@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
@@ -18,6 +19,7 @@ extern "C" {
 #include <memory>
 
 #include "state.hpp"
+#include "trnslurm/printable.hpp"
 
 namespace trnslurm::spank {
 
@@ -31,10 +33,21 @@ bool get_item(spank_t sp, spank_item_t item, T& out) {
   return spank_get_item(sp, item, &out) == ESPANK_SUCCESS;
 }
 
+// A variable of the job's environment. Values are usually short, but a step's node list on a
+// large cluster or a user's variable can exceed any fixed buffer: grow it (up to 512 KiB, beyond
+// the 128 KiB Linux allows one variable of an exec'd process) rather than take a long value for
+// an unset one.
 std::optional<std::string> job_getenv(spank_t sp, const char* name) {
-  std::array<char, 8192> buf{};
-  if (spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size())) != ESPANK_SUCCESS) return std::nullopt;
-  return std::string(buf.data());
+  for (std::size_t size = 8192; size <= (std::size_t{1} << 20); size *= 8) {
+    std::string buf(size, '\0');
+    const spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
+    if (rc == ESPANK_SUCCESS) {
+      buf.resize(std::char_traits<char>::length(buf.c_str()));
+      return buf;
+    }
+    if (rc != ESPANK_NOSPACE) return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 // The first host of a Slurm node list, through libslurm's own parser (slurmstepd carries it).
@@ -72,7 +85,7 @@ bool is_batch_step(spank_t sp) {
 
 // To the task's own stderr (task_init runs in the task's process): what the user sees.
 void to_task(const std::string& line) noexcept {
-  std::fprintf(stderr, "trnslurm: %s\n", line.c_str());
+  (void)std::fprintf(stderr, "trnslurm: %s\n", printable(line, 4096).c_str());
 }
 
 }  // namespace
@@ -196,10 +209,10 @@ int remote_task_init(spank_t sp) {
     if (!plan) return 0;  // cannot happen: user_init decided the same input
     const std::string who = in.hostname + " task " + std::to_string(in.task.global_id);
     for (const auto& var : plan->set)
-      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
+      to_task(fmt::format("{}: {}={} ({})", who, var.name, var.value, var.reason));
     for (const auto& var : plan->kept)
-      to_task(who + ": " + var.name + "=" + var.value + " (" + var.reason + ")");
-    for (const auto& note : plan->notes) to_task(who + ": " + note);
+      to_task(fmt::format("{}: {}={} ({})", who, var.name, var.value, var.reason));
+    for (const auto& note : plan->notes) to_task(fmt::format("{}: {}", who, note));
   }
   return 0;
 }

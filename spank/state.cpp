@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "trnslurm/printable.hpp"
+
 namespace trnslurm::spank {
 
 State& state() {
@@ -12,13 +14,13 @@ State& state() {
 }
 
 void log_error(const std::string& msg) noexcept {
-  slurm_error("trnslurm: %s", msg.c_str());
+  slurm_error("trnslurm: %s", printable(msg).c_str());
 }
 void log_info(const std::string& msg) noexcept {
-  slurm_info("trnslurm: %s", msg.c_str());
+  slurm_info("trnslurm: %s", printable(msg).c_str());
 }
 void log_verbose(const std::string& msg) noexcept {
-  slurm_verbose("trnslurm: %s", msg.c_str());
+  slurm_verbose("trnslurm: %s", printable(msg).c_str());
 }
 
 std::string node_name() {

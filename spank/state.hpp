@@ -31,7 +31,8 @@ struct State {
 
 State& state();
 
-// Logging: every message starts with the plugin's name; user text is never a format string.
+// Logging: every message starts with the plugin's name; user text is never a format string, and
+// is made printable() (no control characters, at most 1 KiB): it may hold a user's value.
 void log_error(const std::string& msg) noexcept;
 void log_info(const std::string& msg) noexcept;
 void log_verbose(const std::string& msg) noexcept;

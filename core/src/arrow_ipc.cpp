@@ -22,7 +22,7 @@ constexpr std::uint32_t continuation_marker = 0xFFFFFFFFu;
 constexpr std::uint64_t first_read = 4096;
 constexpr std::uint64_t next_read = 512;
 // Token offsets are read in slices of this many bytes under --verify.
-constexpr std::size_t offsets_slice = 64 * 1024;
+constexpr std::size_t offsets_slice = std::size_t{64} * 1024;
 constexpr std::string_view corrupt_hint = "the file is damaged or not an Arrow IPC file: regenerate it";
 
 // True when a + b would not fit, else stores a + b.

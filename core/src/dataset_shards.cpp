@@ -43,7 +43,7 @@ Result<void> ArrowShards::add(const ReadOnlyFile& opened) {
       __builtin_add_overflow(token_values_, c->token_values, &token_values_)) {
     return fail("row or token count overflows 64 bits", file.string());
   }
-  if (c->verified_tokens) verified_tokens_ = verified_tokens_.value_or(0) + *c->verified_tokens;
+  if (const auto& verified = c->verified_tokens) verified_tokens_ = verified_tokens_.value_or(0) + *verified;
   ++files_;
   return {};
 }

@@ -28,7 +28,7 @@ Result<void> add_export(std::string& out, std::string_view name, std::string_vie
 
 void flatten_json(const nlohmann::json& j, const std::string& prefix, TemplateValues& out) {
   for (const auto& [key, value] : j.items()) {
-    const auto name = prefix.empty() ? key : prefix + "." + key;
+    const auto name = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
     if (value.is_object()) {
       flatten_json(value, name, out);
     } else if (value.is_string()) {

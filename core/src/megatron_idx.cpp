@@ -17,7 +17,7 @@ namespace {
 // then sizes i32[S], pointers i64[S], document_indices i64[D].
 constexpr std::array<char, 9> magic = {'M', 'M', 'I', 'D', 'I', 'D', 'X', '\0', '\0'};
 constexpr std::uint64_t header_size = 34;
-constexpr std::size_t slice_entries = 16 * 1024;  // entries per read of an array
+constexpr std::size_t slice_entries = std::size_t{16} * 1024;  // entries per read of an array
 
 // Bytes per token of each dtype code. 6 and 7 are floats (and changed meaning across versions):
 // never tokens.

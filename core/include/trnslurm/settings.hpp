@@ -76,7 +76,7 @@ struct UserOptions {
 // the same words. Each Error names the option in `where`.
 Result<bool> parse_env_switch(std::string_view value);
 struct CoreChoice {
-  CoreMode mode;
+  CoreMode mode = CoreMode::automatic;
   std::uint32_t per_task = 0;
 };
 Result<CoreChoice> parse_cores(std::string_view value);

@@ -1,0 +1,35 @@
+// The script renderer: "command\0env value\0placeholder value..." rendered both ways and as a
+// whole job script. Rendering succeeds or refuses; it never crashes. When it succeeds under
+// Substitution::variables, no value text appears in the command outside the quoted exports.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "fuzz_util.hpp"
+#include "trnslurm/job_script.hpp"
+#include "trnslurm/template.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto parts = trnslurm::fuzz::split(trnslurm::fuzz::as_text(data, size), '\0');
+  trnslurm::TemplateValues values{{"run_dir", "/runs/x"}, {"model.name", "m"}, {"value", "v"}};
+  if (parts.size() > 2) values["value"] = std::string(parts[2]);
+  if (parts.size() > 3) values["model.name"] = std::string(parts[3]);
+  const trnslurm::TextOrigin origin{"fuzz.toml", 1, 1};
+  (void)trnslurm::render_template(parts[0], values, origin, trnslurm::Substitution::variables);
+  (void)trnslurm::render_template(parts[0], values, origin, trnslurm::Substitution::raw);
+  if (auto q = trnslurm::shell_quote(parts.size() > 1 ? parts[1] : parts[0])) {
+    if (q->size() < 2 || q->front() != '\'' || q->back() != '\'') std::abort();
+  }
+  trnslurm::ScriptInput in;
+  in.chain_id = "c1";
+  in.stage = "train";
+  in.run_dir = "/runs/x";
+  in.command = std::string(parts[0]);
+  if (parts.size() > 1) in.env["EXTRA"] = std::string(parts[1]);
+  in.env_where = "stages.train.env";
+  in.values = values;
+  in.exports = trnslurm::exports_for(values);
+  (void)trnslurm::render_job_script(in);
+  return 0;
+}
