@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -19,6 +20,47 @@
 #include "trnslurm/suggest.hpp"
 
 namespace trnslurm {
+
+namespace {
+
+// Seconds of a Slurm time limit ("M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S"); nullopt for
+// the partition default (""), UNLIMITED, or anything sbatch itself would have to judge.
+std::optional<std::uint64_t> slurm_time_seconds(std::string_view text) {
+  std::uint64_t days = 0;
+  const bool with_days = text.find('-') != std::string_view::npos;  // then the fields are D-H[:M[:S]]
+  if (const auto dash = text.find('-'); dash != std::string_view::npos) {
+    if (std::from_chars(text.data(), text.data() + dash, days).ptr != text.data() + dash) return std::nullopt;
+    text.remove_prefix(dash + 1);
+  }
+  std::vector<std::uint64_t> parts;
+  while (!text.empty()) {
+    const auto colon = std::min(text.find(':'), text.size());
+    std::uint64_t v = 0;
+    if (colon == 0 || std::from_chars(text.data(), text.data() + colon, v).ptr != text.data() + colon)
+      return std::nullopt;
+    parts.push_back(v);
+    text.remove_prefix(std::min(colon + 1, text.size()));
+  }
+  if (parts.empty() || parts.size() > 3) return std::nullopt;
+  std::uint64_t h = 0, m = 0, sec = 0;
+  if (with_days) {
+    h = parts[0];
+    m = parts.size() > 1 ? parts[1] : 0;
+    sec = parts.size() > 2 ? parts[2] : 0;
+  } else if (parts.size() == 1) {
+    m = parts[0];
+  } else if (parts.size() == 2) {
+    m = parts[0];
+    sec = parts[1];
+  } else {
+    h = parts[0];
+    m = parts[1];
+    sec = parts[2];
+  }
+  return ((days * 24 + h) * 60 + m) * 60 + sec;
+}
+
+}  // namespace
 
 std::string to_string(const SourcePos& pos) {
   if (pos.line == 0) return pos.file;
@@ -733,6 +775,14 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
       return std::unexpected(r.error());
     if (auto r = in.read_uint(stage.signal_grace, section, "signal_grace", 0, 65535); !r)
       return std::unexpected(r.error());
+    if (const auto limit = slurm_time_seconds(stage.time);
+        name == "train" && stage.signal_grace > 0 && limit && *limit <= stage.signal_grace)
+      return fail(
+          fmt::format("signal_grace {} s is not shorter than the train stage's time limit '{}' ({} s): "
+                      "the signal would come at once",
+                      stage.signal_grace, stage.time, *limit),
+          at(section + ".signal_grace"),
+          "make signal_grace smaller than the time limit, or 0 to send no signal");
     if (const auto* env = in.find(section, "env"))
       for (auto&& [var, value] : *env->as_table())
         stage.env.emplace(std::string(var.str()), value.as_string()->get());

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string>
 
+#include "trnslurm/bundled_recipes.hpp"
 #include "trnslurm/recipe.hpp"
 
 using namespace trnslurm;
@@ -268,4 +269,25 @@ TEST_CASE("recipe: a huge file is refused without reading it all") {
   const auto r = load_recipe("/dev/zero");
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().what == "the recipe is larger than 1 MiB");
+}
+
+TEST_CASE("recipe: signal_grace must be shorter than the train stage's time limit") {
+  const std::string text(find_bundled_recipe("tiny-cpu")->text);
+  const auto with = [&](std::string time, std::string grace) {
+    return load_recipe_text(text, "tiny-cpu.toml",
+                            {{"stages.train.time", std::move(time), ""},
+                             {"stages.train.signal_grace", std::move(grace), ""}});
+  };
+  for (const char* time : {"2", "00:02:00", "2:00", "0-00:02"}) {
+    INFO(time);
+    const auto r = with(time, "120");
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().what, Catch::Contains("not shorter than the train stage's time limit"));
+    CHECK_THAT(r.error().hint, Catch::Contains("0 to send no signal"));
+    CHECK(with(time, "30").has_value());
+    CHECK(with(time, "0").has_value());
+  }
+  CHECK(with("1-00:00:00", "65535").has_value());
+  CHECK(with("", "600").has_value());           // the partition's default: sbatch decides
+  CHECK(with("UNLIMITED", "600").has_value());  // likewise
 }
