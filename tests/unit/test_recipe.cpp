@@ -274,9 +274,9 @@ TEST_CASE("recipe: a huge file is refused without reading it all") {
 TEST_CASE("recipe: signal_grace must be shorter than the train stage's time limit") {
   const std::string text(find_bundled_recipe("tiny-cpu")->text);
   const auto with = [&](std::string time, std::string grace) {
-    return load_recipe_text(text, "tiny-cpu.toml",
-                            {{"stages.train.time", std::move(time), ""},
-                             {"stages.train.signal_grace", std::move(grace), ""}});
+    return load_recipe_text(
+        text, "tiny-cpu.toml",
+        {{"stages.train.time", std::move(time), ""}, {"stages.train.signal_grace", std::move(grace), ""}});
   };
   for (const char* time : {"2", "00:02:00", "2:00", "0-00:02"}) {
     INFO(time);
