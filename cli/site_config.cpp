@@ -1,5 +1,7 @@
 #include "site_config.hpp"
 
+#include "slurm_lookup.hpp"
+
 extern "C" {
 #include <slurm/slurm.h>
 }
@@ -75,31 +77,14 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
 }
 
 std::optional<std::string> first_host(const std::string& nodelist) {
-  struct Destroy {
-    void operator()(hostlist_t hl) const noexcept { slurm_hostlist_destroy(hl); }
-  };
-  std::unique_ptr<std::remove_pointer_t<hostlist_t>, Destroy> hl(slurm_hostlist_create(nodelist.c_str()));
-  if (!hl) return std::nullopt;
-  std::unique_ptr<char, decltype(&std::free)> host(slurm_hostlist_shift(hl.get()), &std::free);
-  if (!host) return std::nullopt;
-  return std::string(host.get());
+  return slurm_lookup::first_host(nodelist);
 }
 
 std::optional<std::string> slurm_node_addr(const std::string& node) {
   // libslurm would complain on stderr without a slurm.conf: don't ask it then.
   const char* env_conf = std::getenv("SLURM_CONF");
   if (!fs::exists(env_conf && *env_conf ? env_conf : "/etc/slurm/slurm.conf")) return std::nullopt;
-  // The same lookup as the plugin's (spank/remote.cpp): not in libslurm's public headers.
-  using get_fn = char* (*)(const char*);
-  using free_fn = void (*)(void*);
-  const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "slurm_conf_get_address"));
-  const auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_xfree_ptr"));
-  if (!get || !release) return std::nullopt;
-  char* addr = get(node.c_str());
-  if (!addr) return std::nullopt;
-  std::string out(addr);
-  release(addr);
-  return out;
+  return slurm_lookup::node_addr(node);
 }
 
 }  // namespace trnslurm::cli

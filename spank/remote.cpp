@@ -18,6 +18,7 @@ extern "C" {
 #include <cstdlib>
 #include <memory>
 
+#include "slurm_lookup.hpp"
 #include "state.hpp"
 #include "trnslurm/printable.hpp"
 
@@ -48,34 +49,6 @@ std::optional<std::string> job_getenv(spank_t sp, const char* name) {
     if (rc != ESPANK_NOSPACE) return std::nullopt;
   }
   return std::nullopt;
-}
-
-// The first host of a Slurm node list, through libslurm's own parser (slurmstepd carries it).
-std::optional<std::string> first_host(const std::string& nodelist) {
-  struct Destroy {
-    void operator()(hostlist_t hl) const noexcept { slurm_hostlist_destroy(hl); }
-  };
-  std::unique_ptr<std::remove_pointer_t<hostlist_t>, Destroy> hl(slurm_hostlist_create(nodelist.c_str()));
-  if (!hl) return std::nullopt;
-  std::unique_ptr<char, decltype(&std::free)> host(slurm_hostlist_shift(hl.get()), &std::free);
-  if (!host) return std::nullopt;
-  return std::string(host.get());
-}
-
-// Slurm's NodeAddr for a node: libslurm's slurm_conf_get_address(), which slurmstepd carries but
-// no public header declares. Looked up at run time so that a Slurm without it only loses this
-// first choice (DNS and then the name remain), never the plugin's load.
-std::optional<std::string> slurm_node_addr(const std::string& node) {
-  using get_fn = char* (*)(const char*);
-  using free_fn = void (*)(void*);
-  const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "slurm_conf_get_address"));
-  const auto release = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_xfree_ptr"));
-  if (!get || !release) return std::nullopt;
-  char* addr = get(node.c_str());
-  if (!addr) return std::nullopt;
-  std::string out(addr);
-  release(addr);
-  return out;
 }
 
 bool is_batch_step(spank_t sp) {
@@ -126,12 +99,12 @@ int remote_user_init(spank_t sp) {
 
   auto nodelist = job_getenv(sp, "SLURM_STEP_NODELIST");
   if (!nodelist) nodelist = job_getenv(sp, "SLURM_JOB_NODELIST");
-  const auto host = nodelist ? first_host(*nodelist) : std::nullopt;
+  const auto host = nodelist ? slurm_lookup::first_host(*nodelist) : std::nullopt;
   if (!host) {
     st.remote_error = "the step's node list (SLURM_STEP_NODELIST) is missing or unreadable: no MASTER_ADDR";
     return 0;
   }
-  in.master = find_master(*host, in.settings, slurm_node_addr);
+  in.master = find_master(*host, in.settings, slurm_lookup::node_addr);
   // The user's environment as it is before we set anything: what task_init decides against.
   for (const auto name : considered_variables()) {
     const std::string n(name);
