@@ -20,16 +20,18 @@ chain_jobs() {
   squeue -h -t all -n "trn-$c-convert,trn-$c-precompile,trn-$c-train,trn-$c-convert_back" -o '%i %j %T' | sort -n
 }
 
-# Polls `trnslurm status CHAIN` until it stops saying "running" (exit 3); prints its exit code.
-wait_chain() {
-  local deadline=$((SECONDS + 60)) rc
+# Polls `trnslurm status CHAIN` until it stops saying "running" (exit 3), LIMIT seconds at most
+# (default 60); prints its exit code.
+wait_chain() {  # CHAIN [LIMIT]
+  local limit=${2:-60} rc
+  local deadline=$((SECONDS + limit))
   while :; do
     set +e
     "$trn" status "$1" >/dev/null 2>&1
     rc=$?
     set -e
     [ "$rc" != 3 ] && break
-    [ $SECONDS -lt $deadline ] || fail "chain $1 still running after 60 s"
+    [ $SECONDS -lt $deadline ] || fail "chain $1 still running after $limit s"
     sleep 0.3
   done
   echo "$rc"

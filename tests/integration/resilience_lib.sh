@@ -3,9 +3,6 @@
 # dataset (3000 tokens: 23 optimizer steps on 2 nodes x 2 workers) and its initial checkpoint.
 cp "$TRNSLURM_SOURCE_DIR/tests/fixtures/resilience/resilience.toml" "$work/trnslurm.toml"
 export TRN_CPU=$TRNSLURM_SOURCE_DIR/scripts/cpu
-# The workers' rendezvous port: the plugin's default (44000) is the same for every checkout's
-# cluster on this machine; a variable already set is kept by the plugin (docs/plugin.md).
-export MASTER_PORT=$((TRNSLURM_PORT_BASE + 51))
 py=/usr/bin/python3
 dev_cluster=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
 "$py" "$TRN_CPU/make_demo_data.py" --dataset data/tok --checkpoint init --tokens 3000 --seq-len 16 \
@@ -19,21 +16,6 @@ trap cancel_chain EXIT
 # The job id of a chain's stage, from its manifest (status exits 3 while the chain runs).
 stage_job() {  # CHAIN STAGE
   { "$trn" status "$1" --json || true; } | "$py" -c 'import json,sys; print(next(s["job_id"] for s in json.load(sys.stdin)["stages"] if s["stage"] == sys.argv[1]))' "$2"
-}
-
-# Polls `trnslurm status CHAIN` until the chain ends (LIMIT seconds at most); prints its exit code.
-wait_chain_long() {  # CHAIN LIMIT
-  local deadline=$((SECONDS + $2)) rc
-  while :; do
-    set +e
-    "$trn" status "$1" >/dev/null 2>&1
-    rc=$?
-    set -e
-    [ "$rc" != 3 ] && break
-    [ $SECONDS -lt $deadline ] || fail "chain $1 still running after $2 s"
-    sleep 1
-  done
-  echo "$rc"
 }
 
 # Waits until a completed checkpoint step_N/done exists (LIMIT seconds at most).

@@ -13,7 +13,7 @@ wait_checkpoint checkpoints 4 120
 # Requeued by hand (as a preemption would): one restart more than max_restarts = 0 allows.
 scontrol requeue "$train"
 
-expect_eq "chain verdict (status exit code)" 1 "$(wait_chain_long "$chain" 120)"
+expect_eq "chain verdict (status exit code)" 1 "$(wait_chain "$chain" 120)"
 capture "$trn" status "$chain"
 expect_contains "status says why" "train gave up after 1 restarts (max_restarts = 0)" "$out"
 expect_contains "status names the cause" "terminated by Slurm" "$out"

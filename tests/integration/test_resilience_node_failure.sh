@@ -28,7 +28,7 @@ until sinfo -h -n n2 -o %t | grep -q down; do
 done
 "$dev_cluster" revive-node n2
 
-expect_eq "chain verdict (status exit code)" 0 "$(wait_chain_long "$chain" 240)"
+expect_eq "chain verdict (status exit code)" 0 "$(wait_chain "$chain" 240)"
 capture "$trn" status "$chain"
 expect_contains "status shows the restart" "train restart 1 (job $train" "$out"
 expect_contains "status shows the step resumed from" "resumed from step" "$out"

@@ -13,7 +13,7 @@ chain=$(chain_of "$out")
 run=runs/$chain
 expect_contains "train's sbatch asks for the signal" "--signal=B:USR1@30" "$(cat "$run/manifest.json")"
 
-expect_eq "chain verdict (status exit code)" 0 "$(wait_chain_long "$chain" 240)"
+expect_eq "chain verdict (status exit code)" 0 "$(wait_chain "$chain" 240)"
 json=$("$trn" status "$chain" --json || true)
 requeues=$("$py" -c 'import json,sys; print(sum(1 for e in json.load(sys.stdin)["restarts"] if e["event"]=="requeue" and e["cause"]=="time-limit"))' <<<"$json")
 [ "$requeues" -ge 1 ] || fail "no time-limit requeue recorded: $json"
