@@ -291,3 +291,23 @@ TEST_CASE("recipe: signal_grace must be shorter than the train stage's time limi
   CHECK(with("", "600").has_value());           // the partition's default: sbatch decides
   CHECK(with("UNLIMITED", "600").has_value());  // likewise
 }
+
+TEST_CASE("recipe: stage time limits are the forms sbatch takes, nothing else") {
+  const std::string text(find_bundled_recipe("tiny-cpu")->text);
+  const auto with = [&](std::string time) {
+    return load_recipe_text(text, "tiny-cpu.toml", {{"stages.convert.time", std::move(time), ""}});
+  };
+  for (const char* time : {"", "UNLIMITED", "unlimited", "infinite", "30", "30:15", "04:00:00", "2-0", "2-04",
+                           "2-04:30", "2-04:30:15", "0-0:0:0"}) {
+    INFO(time);
+    CHECK(with(time).has_value());
+  }
+  for (const char* time :
+       {"1 hour", "5:", ":5", "1::2", "1:2:3:4", "1-2:3:4:5", "1-", "-1", "+5", "1-2-3", " 5", "5 ", "0x10",
+        "Unlimited", "1.5", "99999999999999999999999", "4000000000:00"}) {
+    INFO(time);
+    const auto r = with(time);
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().what, Catch::Contains("is not a Slurm time limit"));
+  }
+}
