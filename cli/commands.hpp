@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string_view>
 #include <vector>
 
 namespace trnslurm::cli {
@@ -33,7 +34,8 @@ Command add_logs(CLI::App& app);
 Command add_cancel(CLI::App& app);
 Command add_list(CLI::App& app);
 
-// Every subcommand, registered on `app` (the list lives in commands.cpp).
-std::vector<Command> register_commands(CLI::App& app);
+// The subcommands, registered on `app` (the list lives in commands.cpp): the one `first_arg`
+// names, or all of them when it names none.
+std::vector<Command> register_commands(CLI::App& app, std::string_view first_arg);
 
 }  // namespace trnslurm::cli

@@ -22,7 +22,7 @@ int run(int argc, char** argv) {
       "  trnslurm submit && trnslurm watch\n"
       "Exit codes: 0 ok, 1 failed, 2 bad input, 3 still running (status, watch), 70 internal error.");
 
-  const auto commands = trnslurm::cli::register_commands(app);
+  const auto commands = trnslurm::cli::register_commands(app, argc > 1 ? argv[1] : "");
 
   try {
     app.parse(argc, argv);
