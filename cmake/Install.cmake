@@ -62,8 +62,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "admin")
-# dpkg-shlibdeps derives the runtime dependencies (libfmt9, libtomlplusplus3, ...) from the
-# binaries; the plugin additionally needs the Slurm it was built against.
+# dpkg-shlibdeps derives the runtime dependencies (libc6, libslurm38: the C++ runtime, fmt and
+# toml++ are linked in) from the binaries; the plugin additionally needs the Slurm it was built
+# against.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS 
     "slurm-client (>= ${TRNSLURM_SLURM_SERIES}), slurm-client (<< ${TRNSLURM_SLURM_VERSION_NEXT})")
