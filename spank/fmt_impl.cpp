@@ -1,6 +1,7 @@
-// fmt's compiled part, built into the plugin (what fmt's own src/format.cc holds), so that the
-// plugin needs neither libfmt.so nor, with -static-libstdc++, libstdc++.so: srun and every
-// slurmstepd load one small object instead of three shared libraries (docs/plugin.md, "Cost").
+// fmt's compiled part, built into the plugin and trnslurm (what fmt's own src/format.cc holds),
+// so that neither needs libfmt.so nor, with -static-libstdc++, libstdc++.so: srun and every
+// slurmstepd load one small object instead of three shared libraries (docs/plugin.md, "Cost"),
+// and every trnslurm command starts faster (cli/CMakeLists.txt).
 #include <fmt/format-inl.h>
 
 FMT_BEGIN_NAMESPACE
