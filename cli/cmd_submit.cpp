@@ -136,7 +136,8 @@ int run_submit(const SubmitArgs& args) {
     return exit_usage;
   }
   for (const auto& w : plan->warnings) std::fputs(fmt::format("warning: {}\n", w).c_str(), stderr);
-  const auto plan_json = to_json(*plan).dump(2);
+  const auto plan_doc = to_json(*plan);
+  const auto plan_json = plan_doc.dump(2);
   const fs::path runs = args.runs_dir.empty() ? runs_dir_of(*recipe) : fs::absolute(args.runs_dir);
 
   // The run directory is created with mkdir: a collision (same second, same random draw) retries.
@@ -144,7 +145,7 @@ int run_submit(const SubmitArgs& args) {
   Result<ChainSpec> chain = fail("no chain id", "submit");
   for (int attempt = 0; attempt < 5; ++attempt) {
     const auto id = make_chain_id(std::chrono::system_clock::now(), random());
-    auto inputs = chain_inputs_from_recipe(*recipe, plan_json, id, runs / id);
+    auto inputs = chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id);
     if (!inputs) {
       report_error(inputs.error());
       return exit_usage;

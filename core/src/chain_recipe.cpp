@@ -1,5 +1,7 @@
 #include "trnslurm/chain_recipe.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <sstream>
 
@@ -15,7 +17,7 @@ std::filesystem::path runs_dir_of(const Recipe& recipe) {
   return (base / dir).lexically_normal();
 }
 
-Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, std::string_view plan_json,
+Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& plan,
                                              std::string chain_id, fs::path run_dir) {
   ChainInputs in;
   in.chain_id = std::move(chain_id);
@@ -48,17 +50,14 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, std::string_v
     in.stages.push_back(std::move(s));
   }
 
-  auto recipe_values =
-      values_from_toml(recipe.text, recipe.source.empty() ? "recipe" : recipe.source.string());
-  if (!recipe_values) return std::unexpected(recipe_values.error());
-  auto plan_values = values_from_json(plan_json, "plan");
+  auto plan_values = values_from_json(plan, "plan");
   if (!plan_values) return std::unexpected(plan_values.error());
   TemplateValues figures;
   for (const auto& [key, value] : *plan_values) {
     if (key.find('.') == std::string::npos) figures.emplace(key, value);
   }
   in.exports = exports_for(figures);
-  in.values = std::move(*recipe_values);
+  in.values = recipe.values;
   for (auto& [key, value] : *plan_values) in.values.insert_or_assign(key, std::move(value));
   return in;
 }

@@ -1,7 +1,6 @@
 #include "trnslurm/job_script.hpp"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -35,24 +34,6 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix, TemplateVa
       out[name] = value.get<std::string>();
     } else if (value.is_boolean() || value.is_number()) {
       out[name] = value.dump();
-    }
-  }
-}
-
-void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValues& out) {
-  for (const auto& [key, node] : t) {
-    const auto name = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
-    if (const auto* sub = node.as_table()) {
-      flatten_toml(*sub, name, out);
-    } else if (const auto* s = node.as_string()) {
-      out[name] = s->get();
-    } else if (node.is_number() || node.is_boolean() || node.is_date_time() || node.is_date() ||
-               node.is_time()) {
-      std::ostringstream text;
-      node.visit([&](const auto& v) {
-        if constexpr (toml::is_value<decltype(v)>) text << v;
-      });
-      out[name] = text.str();
     }
   }
 }
@@ -265,28 +246,11 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   return out;
 }
 
-Result<TemplateValues> values_from_json(std::string_view json_text, const std::string& where) {
-  try {
-    const auto j = nlohmann::json::parse(json_text);
-    if (!j.is_object()) return fail("expected a JSON object", where);
-    TemplateValues out;
-    flatten_json(j, "", out);
-    return out;
-  } catch (const nlohmann::json::exception& e) {
-    return fail(fmt::format("invalid JSON: {}", e.what()), where);
-  }
-}
-
-Result<TemplateValues> values_from_toml(std::string_view toml_text, const std::string& where) {
-  try {
-    const auto t = toml::parse(toml_text, where);
-    TemplateValues out;
-    flatten_toml(t, "", out);
-    return out;
-  } catch (const toml::parse_error& e) {
-    return fail(std::string(e.description()),
-                fmt::format("{}:{}:{}", where, e.source().begin.line, e.source().begin.column));
-  }
+Result<TemplateValues> values_from_json(const nlohmann::json& object, const std::string& where) {
+  if (!object.is_object()) return fail("expected a JSON object", where);
+  TemplateValues out;
+  flatten_json(object, "", out);
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> exports_for(const TemplateValues& values,

@@ -63,6 +63,26 @@ std::optional<std::uint64_t> slurm_time_seconds(std::string_view text) {
   return ((days * 24 + h) * 60 + m) * 60 + sec;
 }
 
+void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValues& out) {
+  for (const auto& [key, node] : t) {
+    const auto name = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    if (const auto* sub = node.as_table()) {
+      flatten_toml(*sub, name, out);
+    } else if (const auto* s = node.as_string()) {
+      out[name] = s->get();
+    } else if (const auto* f = node.as_floating_point()) {
+      out[name] = fmt::format("{}", f->get());  // shortest round trip: 1.5e-4 is 0.00015, not 0.000149999...
+    } else if (node.is_number() || node.is_boolean() || node.is_date_time() || node.is_date() ||
+               node.is_time()) {
+      std::ostringstream text;
+      node.visit([&](const auto& v) {
+        if constexpr (toml::is_value<decltype(v)>) text << v;
+      });
+      out[name] = text.str();
+    }
+  }
+}
+
 }  // namespace
 
 std::string to_string(const SourcePos& pos) {
@@ -848,6 +868,7 @@ Result<Recipe> load_recipe_text(std::string_view text, std::string source_name,
   }
   auto recipe = build(root, source_name, std::move(overridden));
   if (!recipe) return recipe;
+  flatten_toml(root, "", recipe->values);
   if (overrides.empty()) {
     recipe->text = std::string(text);
   } else {

@@ -28,7 +28,7 @@ TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the pl
   REQUIRE(recipe);
   auto plan = make_plan(*recipe, given(1000));
   REQUIRE(plan);
-  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan).dump(), "20261122-010203-0000abcd", "/runs/x");
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x");
   REQUIRE(in);
   in->values["backend_dir"] = "/opt/trnslurm/cpu";  // as `trnslurm submit` adds it
   CHECK(in->values.at("total_steps") == std::to_string(plan->total_steps));
@@ -60,7 +60,7 @@ TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line
   REQUIRE(recipe);
   auto plan = make_plan(*recipe, given(1000));
   REQUIRE(plan);
-  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan).dump(), "20261122-010203-0000abcd", "/runs/x");
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x");
   REQUIRE(in);
   in->values["backend_dir"] = "/opt/trnslurm/cpu";
   auto chain = render_chain(*in);

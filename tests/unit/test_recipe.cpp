@@ -311,3 +311,19 @@ TEST_CASE("recipe: stage time limits are the forms sbatch takes, nothing else") 
     CHECK_THAT(r.error().what, Catch::Contains("is not a Slurm time limit"));
   }
 }
+
+TEST_CASE("recipe: every scalar of the resolved recipe is a placeholder value") {
+  auto r = load_recipe(fixture("valid.toml"), {{"train.epochs", "5", ""}, {"model.name", "it's", ""}});
+  REQUIRE(r.has_value());
+  const auto& v = r->values;
+  CHECK(v.at("model.layers") == "32");
+  CHECK(v.at("model.name") == "it's");  // overrides applied
+  CHECK(v.at("train.epochs") == "5");
+  CHECK(v.at("train.lr") == "0.00015");
+  CHECK(v.at("estimate.price_per_node_hour") == "44.5");
+  CHECK(v.at("slurm.exclusive") == "false");
+  CHECK(v.at("stages.train.time") == "2-12:00:00");
+  CHECK(v.at("stages.train.env.FI_PROVIDER") == "efa");
+  CHECK(v.count("slurm.sbatch_args") == 0);  // arrays are not placeholders
+  CHECK(v.count("model") == 0);
+}

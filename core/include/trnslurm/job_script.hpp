@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "trnslurm/error.hpp"
 #include "trnslurm/template.hpp"
 
@@ -45,9 +47,7 @@ Result<std::string> render_job_script(const ScriptInput& in);
 
 // Every scalar of a JSON object (numbers, strings, booleans) as text, by key. Nested objects
 // give "outer.inner" keys; arrays and nulls are left out.
-Result<TemplateValues> values_from_json(std::string_view json_text, const std::string& where);
-// Every scalar of a TOML document as "table.key" (dates and times as TOML writes them).
-Result<TemplateValues> values_from_toml(std::string_view toml_text, const std::string& where);
+Result<TemplateValues> values_from_json(const nlohmann::json& object, const std::string& where);
 // TRNSLURM_<KEY> for each top-level key (upper case, '.' -> '_').
 std::vector<std::pair<std::string, std::string>> exports_for(const TemplateValues& values,
                                                              std::string_view prefix = "TRNSLURM_");

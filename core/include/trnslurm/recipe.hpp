@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trnslurm/error.hpp"
+#include "trnslurm/template.hpp"
 
 namespace trnslurm {
 
@@ -113,6 +114,10 @@ struct Recipe {
   SlurmRecipe slurm;
   std::array<StageRecipe, 4> stages;           // in the order of stage_names
   std::map<std::string, SourcePos> positions;  // "section.key" -> where it was set
+  // Every scalar of the resolved recipe as "section.key" (floats in their shortest form, dates
+  // and times as TOML writes them):
+  // the recipe's placeholders for stage commands.
+  TemplateValues values;
 
   const StageRecipe& stage(std::string_view name) const;
   // Where a key was set ("train.tp"), or the recipe file when it was left at its default.
