@@ -12,6 +12,7 @@
 
 #include "colour.hpp"
 #include "commands.hpp"
+#include "process.hpp"
 #include "trnslurm/restarts.hpp"
 
 namespace trnslurm::cli {
@@ -107,16 +108,32 @@ Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
   return status;
 }
 
-int exit_code_for(ChainVerdict verdict) {
-  switch (verdict) {
-    case ChainVerdict::succeeded:
-      return exit_ok;
-    case ChainVerdict::running:
-      return exit_running;
-    case ChainVerdict::failed:
-      return exit_failure;
+int follow_status(const ChainOptions& options,
+                  const std::function<bool(const LoadedChain&, const ChainStatus&)>& show) {
+  CommandSlurmClient slurm(process_runner());
+  auto chain = load_chain(options, slurm);
+  if (!chain) {
+    report_error(chain.error());
+    return exit_usage;
   }
-  return exit_failure;
+  for (;;) {
+    auto status = refresh_status(*chain, slurm);
+    if (!status) {
+      report_error(status.error());
+      return exit_failure;
+    }
+    if (!show(*chain, *status) || status->verdict != ChainVerdict::running) {
+      switch (status->verdict) {
+        case ChainVerdict::succeeded:
+          return exit_ok;
+        case ChainVerdict::running:
+          return exit_running;
+        case ChainVerdict::failed:
+          return exit_failure;
+      }
+      return exit_failure;
+    }
+  }
 }
 
 std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour) {

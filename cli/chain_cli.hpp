@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,8 +33,11 @@ Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm);
 // Queries the chain, cancels blocked stages, records the states seen in the manifest.
 Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm);
 
-// Exit code of status/watch: 0 succeeded, 1 failed, 3 still pending or running.
-int exit_code_for(ChainVerdict verdict);
+// What status and watch share: loads the chain (exit 2 if it cannot be found), then refreshes
+// its status and hands it to `show` until `show` returns false or the chain has ended. Returns
+// the exit code of the last status: 0 succeeded, 1 failed, 3 still pending or running.
+int follow_status(const ChainOptions& options,
+                  const std::function<bool(const LoadedChain&, const ChainStatus&)>& show);
 
 // One line per stage plus a summary line, as `status` prints them; `colour` paints the states
 // and the verdict (cli/colour.hpp decides when).

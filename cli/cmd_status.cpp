@@ -1,13 +1,10 @@
 // `trnslurm status [CHAIN]`: one line per stage from one squeue call (docs/chain.md).
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <memory>
 
 #include "chain_cli.hpp"
 #include "colour.hpp"
 #include "commands.hpp"
-#include "process.hpp"
 
 namespace trnslurm::cli {
 
@@ -28,21 +25,12 @@ Command add_status(CLI::App& app) {
       "  trnslurm status 20261122-005730-123-9f4f3270 --runs-dir /fsx/runs\n"
       "  trnslurm status --json | jq -r .verdict");
   return {sub, [opts] {
-            CommandSlurmClient slurm(process_runner());
-            auto chain = load_chain(opts->chain, slurm);
-            if (!chain) {
-              report_error(chain.error());
-              return exit_usage;
-            }
-            auto status = refresh_status(*chain, slurm);
-            if (!status) {
-              report_error(status.error());
-              return exit_failure;
-            }
-            const auto text = opts->json ? status_json(*chain, *status)
-                                         : format_status(*chain, *status, colour_enabled(stdout));
-            std::fputs(text.c_str(), stdout);
-            return exit_code_for(status->verdict);
+            return follow_status(opts->chain, [&](const LoadedChain& chain, const ChainStatus& status) {
+              const auto text = opts->json ? status_json(chain, status)
+                                           : format_status(chain, status, colour_enabled(stdout));
+              (void)std::fputs(text.c_str(), stdout);
+              return false;
+            });
           }};
 }
 

@@ -12,7 +12,6 @@
 #include "chain_cli.hpp"
 #include "colour.hpp"
 #include "commands.hpp"
-#include "process.hpp"
 
 namespace trnslurm::cli {
 
@@ -34,42 +33,33 @@ Command add_watch(CLI::App& app) {
       "  trnslurm watch\n"
       "  trnslurm watch --interval 30 20261122-005730-123-9f4f3270");
   return {sub, [opts] {
-            CommandSlurmClient slurm(process_runner());
-            auto chain = load_chain(opts->chain, slurm);
-            if (!chain) {
-              report_error(chain.error());
-              return exit_usage;
-            }
             install_interrupt_flag();
             const bool tty = ::isatty(STDOUT_FILENO) != 0;
             const bool colour = colour_enabled(stdout);
             std::string last;
             std::size_t last_lines = 0;
-            for (;;) {
-              auto status = refresh_status(*chain, slurm);
-              if (!status) {
-                report_error(status.error());
-                return exit_failure;
-              }
-              const auto text = format_status(*chain, *status, colour);
+            return follow_status(opts->chain, [&](const LoadedChain& chain, const ChainStatus& status) {
+              const auto text = format_status(chain, status, colour);
               if (tty) {
                 // Move up over the previous drawing and clear it.
-                if (last_lines > 0) std::fputs(fmt::format("\x1b[{}A\x1b[J", last_lines).c_str(), stdout);
-                std::fputs(text.c_str(), stdout);
+                if (last_lines > 0)
+                  (void)std::fputs(fmt::format("\x1b[{}A\x1b[J", last_lines).c_str(), stdout);
+                (void)std::fputs(text.c_str(), stdout);
                 last_lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
               } else if (text != last) {
-                std::fputs(text.c_str(), stdout);
+                (void)std::fputs(text.c_str(), stdout);
               }
-              std::fflush(stdout);
+              (void)std::fflush(stdout);
               last = text;
-              if (status->verdict != ChainVerdict::running) return exit_code_for(status->verdict);
+              if (status.verdict != ChainVerdict::running) return false;
               const auto until = std::chrono::steady_clock::now() +
                                  std::chrono::milliseconds(static_cast<long>(opts->interval * 1000));
               while (std::chrono::steady_clock::now() < until) {
-                if (interrupted()) return exit_running;
+                if (interrupted()) return false;  // exit 3: still running
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
               }
-            }
+              return true;
+            });
           }};
 }
 
