@@ -210,10 +210,10 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
 }
 
 void report_error(const Error& error) {
-  std::fputs(
+  (void)std::fputs(
       fmt::format("trnslurm: {}{}\n", error.where.empty() ? "" : error.where + ": ", error.what).c_str(),
       stderr);
-  if (!error.hint.empty()) std::fputs(fmt::format("  hint: {}\n", error.hint).c_str(), stderr);
+  if (!error.hint.empty()) (void)std::fputs(fmt::format("  hint: {}\n", error.hint).c_str(), stderr);
 }
 
 void install_interrupt_flag() {

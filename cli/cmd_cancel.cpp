@@ -49,7 +49,7 @@ Command add_cancel(CLI::App& app) {
                              "chain " + chain->chain_id, "try again, or ask an administrator"});
           return exit_failure;
         }
-        std::fputs(
+        (void)std::fputs(
             fmt::format("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id).c_str(),
             stdout);
         return exit_ok;

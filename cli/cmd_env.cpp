@@ -47,7 +47,7 @@ std::string shell_quote(const std::string& v) {
 }
 
 int usage_error(const Error& e) {
-  std::fprintf(stderr, "trnslurm env: %s\n", to_string(e).c_str());
+  (void)std::fprintf(stderr, "trnslurm env: %s\n", to_string(e).c_str());
   return exit_usage;
 }
 

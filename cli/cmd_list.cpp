@@ -44,7 +44,7 @@ Command add_list(CLI::App& app) {
           return exit_ok;
         }
         if (chains.empty()) {
-          std::fputs(fmt::format("no chain in {}\n", runs.string()).c_str(), stdout);
+          (void)std::fputs(fmt::format("no chain in {}\n", runs.string()).c_str(), stdout);
           return exit_ok;
         }
         CommandSlurmClient slurm(process_runner());
@@ -72,7 +72,7 @@ Command add_list(CLI::App& app) {
           (void)std::fputs((out.dump(2) + "\n").c_str(), stdout);
           return exit_ok;
         }
-        std::fputs(
+        (void)std::fputs(
             fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES")
                 .c_str(),
             stdout);
@@ -81,7 +81,7 @@ Command add_list(CLI::App& app) {
           std::string stages;
           for (const auto& s : m.stages) stages += (stages.empty() ? "" : ",") + s.name;
           const auto verdict = m.state == "submitted" ? std::string(to_string(status.verdict)) : "-";
-          std::fputs(
+          (void)std::fputs(
               fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state, verdict, stages)
                   .c_str(),
               stdout);

@@ -21,10 +21,10 @@ std::streamoff copy_from(const std::filesystem::path& path, std::streamoff offse
   in.seekg(offset);
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    std::fwrite(buf, 1, static_cast<std::size_t>(in.gcount()), stdout);
+    (void)std::fwrite(buf, 1, static_cast<std::size_t>(in.gcount()), stdout);
     offset += in.gcount();
   }
-  std::fflush(stdout);
+  (void)std::fflush(stdout);
   return offset;
 }
 
@@ -94,7 +94,7 @@ Command add_logs(CLI::App& app) {
           return exit_failure;
         }
         const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
-        std::fputs(
+        (void)std::fputs(
             fmt::format("==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id).c_str(),
             stderr);
         std::streamoff offset = copy_from(path, 0);

@@ -49,7 +49,7 @@ Command add_recipes(CLI::App& app) {
                 const nlohmann::json j{{"name", r->name}, {"summary", r->summary}, {"text", r->text}};
                 fmt::print("{}\n", j.dump(2));
               } else {
-                std::fwrite(r->text.data(), 1, r->text.size(), stdout);
+                (void)std::fwrite(r->text.data(), 1, r->text.size(), stdout);
               }
               return exit_ok;
             }

@@ -135,7 +135,7 @@ int run_submit(const SubmitArgs& args) {
     report_error(plan.error());
     return exit_usage;
   }
-  for (const auto& w : plan->warnings) std::fputs(fmt::format("warning: {}\n", w).c_str(), stderr);
+  for (const auto& w : plan->warnings) (void)std::fputs(fmt::format("warning: {}\n", w).c_str(), stderr);
   const auto plan_doc = to_json(*plan);
   const auto plan_json = plan_doc.dump(2);
   const fs::path runs = args.runs_dir.empty() ? runs_dir_of(*recipe) : fs::absolute(args.runs_dir);
@@ -193,10 +193,10 @@ int run_submit(const SubmitArgs& args) {
       (void)std::fputs(submit_json(*chain, *manifest, true, argvs).c_str(), stdout);
       return exit_ok;
     }
-    std::fputs(fmt::format("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
-                           chain->run_dir.string())
-                   .c_str(),
-               stdout);
+    (void)std::fputs(fmt::format("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
+                                 chain->run_dir.string())
+                         .c_str(),
+                     stdout);
     for (std::size_t k = 0; k < chain->stages.size(); ++k) {
       auto line = display(manifest->stages[k].sbatch_argv);
       if (k > 0) {
@@ -205,7 +205,7 @@ int run_submit(const SubmitArgs& args) {
           line.replace(at, dep.size(),
                        fmt::format("--dependency=afterok:<job id of {}>", chain->stages[k - 1].name));
       }
-      std::fputs((line + "\n").c_str(), stdout);
+      (void)std::fputs((line + "\n").c_str(), stdout);
     }
     return exit_ok;
   }
@@ -229,24 +229,26 @@ int run_submit(const SubmitArgs& args) {
   if (!ids) {
     if (auto w = record_state(chain->run_dir, "rolled-back"); !w) report_error(w.error());
     const auto& f = ids.error();
-    std::fputs(fmt::format("trnslurm: {}: {}\n", f.error.where, f.error.what).c_str(), stderr);
-    if (!f.error.hint.empty()) std::fputs(fmt::format("  hint: {}\n", f.error.hint).c_str(), stderr);
+    (void)std::fputs(fmt::format("trnslurm: {}: {}\n", f.error.where, f.error.what).c_str(), stderr);
+    if (!f.error.hint.empty()) (void)std::fputs(fmt::format("  hint: {}\n", f.error.hint).c_str(), stderr);
     std::string cancelled;
     for (auto id : f.rollback.cancelled) cancelled += (cancelled.empty() ? "" : ",") + std::to_string(id);
     if (!f.rollback.cancelled.empty()) {
-      std::fputs(fmt::format("trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
-                             chain->chain_id, cancelled)
-                     .c_str(),
-                 stderr);
+      (void)std::fputs(
+          fmt::format("trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
+                      chain->chain_id, cancelled)
+              .c_str(),
+          stderr);
     } else {
-      std::fputs(fmt::format("trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id)
-                     .c_str(),
-                 stderr);
+      (void)std::fputs(
+          fmt::format("trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id)
+              .c_str(),
+          stderr);
     }
     if (!f.rollback.remaining.empty()) {
       std::string left;
       for (auto id : f.rollback.remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
-      std::fputs(
+      (void)std::fputs(
           fmt::format("trnslurm: jobs {} are still in the queue: run 'scancel {}'\n", left, left).c_str(),
           stderr);
     }
@@ -264,7 +266,7 @@ int run_submit(const SubmitArgs& args) {
       fmt::format("chain {} submitted\nrun directory {}\n", chain->chain_id, chain->run_dir.string());
   for (std::size_t k = 0; k < ids->size(); ++k)
     out += fmt::format("  {:<13} job {}\n", chain->stages[k].name, (*ids)[k]);
-  std::fputs(out.c_str(), stdout);
+  (void)std::fputs(out.c_str(), stdout);
   return exit_ok;
 }
 

@@ -10,7 +10,7 @@ fs::path backend_dir() {
   std::error_code ec;
   const auto exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const auto installed = exe.parent_path().parent_path() / "share" / "trnslurm" / "cpu";
+    auto installed = exe.parent_path().parent_path() / "share" / "trnslurm" / "cpu";
     if (fs::exists(installed / "train.py", ec)) return installed;
   }
   return fs::path(TRNSLURM_SOURCE_DIR) / "scripts" / "cpu";

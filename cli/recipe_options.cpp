@@ -81,7 +81,7 @@ void print_error(const Error& error) {
   if (!error.where.empty()) line += error.where + ": ";
   line += error.what + "\n";
   if (!error.hint.empty()) line += "  hint: " + error.hint + "\n";
-  std::fputs(line.c_str(), stderr);
+  (void)std::fputs(line.c_str(), stderr);
 }
 
 }  // namespace trnslurm::cli

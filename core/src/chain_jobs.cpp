@@ -143,50 +143,64 @@ std::expected<std::vector<JobId>, SubmitFailure> submit_chain(const ChainSpec& c
   return ids;
 }
 
+namespace {
+
+using RowsById = std::map<JobId, const JobRow*>;
+
+// What squeue, else sacct, else the manifest says of one stage's job.
+StageStatus observe_stage(const StageRef& ref, const RowsById& live, const RowsById& accounted) {
+  StageStatus s;
+  s.name = ref.name;
+  s.job_id = ref.job_id;
+  if (!ref.job_id) {
+    s.state = "NOT_SUBMITTED";
+    s.phase = JobPhase::unknown;
+    s.note = "not submitted";
+  } else if (auto it = live.find(*ref.job_id); it != live.end()) {
+    fill_from_row(s, *it->second, "squeue");
+  } else if (auto at = accounted.find(*ref.job_id); at != accounted.end()) {
+    fill_from_row(s, *at->second, "sacct");
+  } else if (!ref.last_state.empty()) {
+    s.state = ref.last_state;
+    s.phase = phase_of(ref.last_state);
+    s.exit_code = ref.last_exit_code;
+    s.source = "manifest";
+    s.note = "forgotten by Slurm; last state seen by trnslurm";
+    // A job Slurm forgot is no longer queued: what was last seen active has ended somehow.
+    if (is_active(s.phase)) s.phase = JobPhase::unknown;
+  } else {
+    s.state = "UNKNOWN";
+    s.phase = JobPhase::unknown;
+    s.note = "forgotten by Slurm and no accounting";
+  }
+  return s;
+}
+
+// A pending stage behind a failed one can never start: it is shown blocked and, when it has a
+// job, queued for cancelling. `failed` names the earlier failed stage, if any.
+void mark_blocked(StageStatus& s, const std::string* failed, std::vector<JobId>& to_cancel) {
+  if (s.phase == JobPhase::pending && (failed != nullptr || s.reason == "DependencyNeverSatisfied")) {
+    s.note = failed != nullptr ? fmt::format("blocked: {} failed", *failed) : "blocked: a dependency failed";
+    s.state = "BLOCKED";
+    s.phase = JobPhase::cancelled;
+    if (s.job_id) to_cancel.push_back(*s.job_id);
+  } else if (s.phase == JobPhase::cancelled && failed != nullptr) {
+    s.note = fmt::format("blocked: {} failed (cancelled)", *failed);
+  }
+}
+
+}  // namespace
+
 ChainStatus evaluate_chain(const std::vector<StageRef>& stages, const std::vector<JobRow>& squeue_rows,
                            const std::optional<std::vector<JobRow>>& sacct_rows) {
   ChainStatus out;
   const auto live = by_id(squeue_rows);
-  const auto accounted = sacct_rows ? by_id(*sacct_rows) : std::map<JobId, const JobRow*>{};
+  const auto accounted = sacct_rows ? by_id(*sacct_rows) : RowsById{};
   bool any_active = false;
   bool all_done = true;
   for (const auto& ref : stages) {
-    StageStatus s;
-    s.name = ref.name;
-    s.job_id = ref.job_id;
-    if (!ref.job_id) {
-      s.state = "NOT_SUBMITTED";
-      s.phase = JobPhase::unknown;
-      s.note = "not submitted";
-    } else if (auto it = live.find(*ref.job_id); it != live.end()) {
-      fill_from_row(s, *it->second, "squeue");
-    } else if (auto at = accounted.find(*ref.job_id); at != accounted.end()) {
-      fill_from_row(s, *at->second, "sacct");
-    } else if (!ref.last_state.empty()) {
-      s.state = ref.last_state;
-      s.phase = phase_of(ref.last_state);
-      s.exit_code = ref.last_exit_code;
-      s.source = "manifest";
-      s.note = "forgotten by Slurm; last state seen by trnslurm";
-      // A job Slurm forgot is no longer queued: what was last seen active has ended somehow.
-      if (is_active(s.phase)) s.phase = JobPhase::unknown;
-    } else {
-      s.state = "UNKNOWN";
-      s.phase = JobPhase::unknown;
-      s.note = "forgotten by Slurm and no accounting";
-    }
-
-    const bool earlier_failed = out.failed_stage.has_value();
-    if (is_active(s.phase) && s.phase == JobPhase::pending &&
-        (earlier_failed || s.reason == "DependencyNeverSatisfied")) {
-      s.note = earlier_failed ? fmt::format("blocked: {} failed", stages[*out.failed_stage].name)
-                              : "blocked: a dependency failed";
-      s.state = "BLOCKED";
-      s.phase = JobPhase::cancelled;
-      out.to_cancel.push_back(*s.job_id);
-    } else if (s.phase == JobPhase::cancelled && earlier_failed) {
-      s.note = fmt::format("blocked: {} failed (cancelled)", stages[*out.failed_stage].name);
-    }
+    auto s = observe_stage(ref, live, accounted);
+    mark_blocked(s, out.failed_stage ? &stages[*out.failed_stage].name : nullptr, out.to_cancel);
     if ((s.phase == JobPhase::failed || s.phase == JobPhase::cancelled || s.phase == JobPhase::unknown) &&
         !out.failed_stage) {
       out.failed_stage = out.stages.size();
