@@ -11,7 +11,7 @@ namespace trnslurm {
 namespace fs = std::filesystem;
 
 std::filesystem::path runs_dir_of(const Recipe& recipe) {
-  const fs::path dir = recipe.run.runs_dir;
+  fs::path dir = recipe.run.runs_dir;
   if (dir.is_absolute()) return dir;
   const auto base = recipe.source.empty() ? fs::current_path() : fs::absolute(recipe.source).parent_path();
   return (base / dir).lexically_normal();

@@ -48,11 +48,7 @@ std::optional<std::uint64_t> slurm_time_seconds(std::string_view text) {
     text.remove_prefix(colon + 1);
   }
   std::uint64_t h = 0, m = 0, sec = 0;
-  if (with_days) {
-    h = parts[0];
-    m = parts[1];
-    sec = parts[2];
-  } else if (n == 3) {
+  if (with_days || n == 3) {
     h = parts[0];
     m = parts[1];
     sec = parts[2];
@@ -206,6 +202,7 @@ std::vector<std::string> section_names() {
 
 std::vector<std::string> key_names(const std::vector<KeySpec>& keys) {
   std::vector<std::string> out;
+  out.reserve(keys.size());
   for (const auto& k : keys) out.emplace_back(k.key);
   return out;
 }
@@ -441,7 +438,7 @@ class Loader {
       const std::string name(key.str());
       const auto it = std::ranges::find(keys, name, &KeySpec::key);
       if (it == keys.end()) return unknown_key(key, name, section, key_names(keys));
-      const std::string path = section + "." + name;
+      const std::string path = fmt::format("{}.{}", section, name);
       if (!has_kind(node, it->kind)) {
         std::string hint = fmt::format("write it as `{} = {}`", name, example_for(it->kind));
         if (node.is_string() && (it->kind == Kind::integer || it->kind == Kind::number))
@@ -452,7 +449,7 @@ class Loader {
       if (it->kind == Kind::env) {
         for (auto&& [var, value] : *node.as_table()) {
           const std::string var_name(var.str());
-          const std::string var_path = path + "." + var_name;
+          const std::string var_path = fmt::format("{}.{}", path, var_name);
           if (!valid_env_name(var_name))
             return fail(fmt::format("'{}' is not a valid environment variable name", var_name),
                         to_string(pos(var, var_path)),
@@ -630,7 +627,8 @@ bool valid_slurm_time(std::string_view time) {
          slurm_time_seconds(time).has_value();
 }
 
-Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, std::string> overridden) {
+Result<Recipe> build(toml::table& root, const std::string& file,
+                     std::map<std::string, std::string> overridden) {
   Loader in(root, file, std::move(overridden));
   if (auto r = in.check_keys(); !r) return std::unexpected(r.error());
 
@@ -655,7 +653,6 @@ Result<Recipe> build(toml::table& root, std::string file, std::map<std::string, 
   auto& c = recipe.cluster;
   in.read_string(c.instance, "cluster", "instance");
   auto& t = recipe.train;
-  std::optional<std::uint64_t> cores;
   if (auto r = chain(
           {in.read_uint(m.layers, "model", "layers", 1, 100000),
            in.read_uint(m.hidden, "model", "hidden", 1, 1u << 24),
@@ -850,7 +847,7 @@ std::vector<std::string> recipe_keys() {
   return all_keys();
 }
 
-Result<Recipe> load_recipe_text(std::string_view text, std::string source_name,
+Result<Recipe> load_recipe_text(std::string_view text, const std::string& source_name,
                                 const std::vector<Override>& overrides) {
   toml::table root;
   try {

@@ -61,6 +61,7 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
 
 std::vector<StageRef> stage_refs(const Manifest& m) {
   std::vector<StageRef> out;
+  out.reserve(m.stages.size());
   for (const auto& s : m.stages) out.push_back(StageRef{s.name, s.job_id, s.last_state, s.last_exit_code});
   return out;
 }

@@ -137,7 +137,7 @@ Result<Override> parse_override(std::string_view text);
 // Reads and validates a recipe file; overrides are applied before validation.
 Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
 // The same from text; `source_name` is used in error positions.
-Result<Recipe> load_recipe_text(std::string_view text, std::string source_name,
+Result<Recipe> load_recipe_text(std::string_view text, const std::string& source_name,
                                 const std::vector<Override>& overrides = {});
 
 // Every key a recipe may hold, "section.key" (stages as "stages.<name>.key"), for docs and tests.
