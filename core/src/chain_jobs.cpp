@@ -132,7 +132,7 @@ std::expected<std::vector<JobId>, SubmitFailure> submit_chain(const ChainSpec& c
       return roll_back(std::move(e), k);
     }
     ids.push_back(*id);
-    hooks.submitted(k, *id);
+    if (auto r = hooks.submitted(k, *id); !r) return roll_back(r.error(), k);
   }
   // Interrupted during the last sbatch: the whole chain is in, but the user asked to stop.
   if (hooks.interrupted()) {

@@ -28,7 +28,10 @@ TEST_CASE("chain_jobs: submit chains every stage on the one before") {
   FakeSlurm slurm;
   std::vector<std::pair<std::size_t, JobId>> seen;
   SubmitHooks hooks;
-  hooks.submitted = [&](std::size_t k, JobId id) { seen.emplace_back(k, id); };
+  hooks.submitted = [&](std::size_t k, JobId id) {
+    seen.emplace_back(k, id);
+    return Result<void>{};
+  };
   auto ids = submit_chain(four_stages(), slurm, hooks);
   REQUIRE(ids);
   CHECK(*ids == std::vector<JobId>{100, 101, 102, 103});
@@ -84,7 +87,10 @@ TEST_CASE("chain_jobs: Ctrl-C during submission rolls back") {
   FakeSlurm slurm;
   SubmitHooks hooks;
   bool stop = false;
-  hooks.submitted = [&](std::size_t k, JobId) { stop = k == 1; };
+  hooks.submitted = [&](std::size_t k, JobId) {
+    stop = k == 1;
+    return Result<void>{};
+  };
   hooks.interrupted = [&] { return stop; };
   auto r = submit_chain(four_stages(), slurm, hooks);
   REQUIRE_FALSE(r);
@@ -97,11 +103,31 @@ TEST_CASE("chain_jobs: Ctrl-C during the last sbatch still rolls back") {
   FakeSlurm slurm;
   SubmitHooks hooks;
   bool stop = false;
-  hooks.submitted = [&](std::size_t k, JobId) { stop = k == 3; };
+  hooks.submitted = [&](std::size_t k, JobId) {
+    stop = k == 3;
+    return Result<void>{};
+  };
   hooks.interrupted = [&] { return stop; };
   auto r = submit_chain(four_stages(), slurm, hooks);
   REQUIRE_FALSE(r);
   CHECK(slurm.cancelled.size() == 4);
+}
+
+TEST_CASE("chain_jobs: a submitted hook that fails rolls back, its own job included") {
+  const auto k = static_cast<std::size_t>(GENERATE(0, 1, 3));
+  FakeSlurm slurm;
+  SubmitHooks hooks;
+  hooks.submitted = [&](std::size_t stage, JobId) -> Result<void> {
+    if (stage == k) return fail("cannot write the manifest: No space left on device", "runs/x/manifest.json");
+    return {};
+  };
+  auto r = submit_chain(four_stages(), slurm, hooks);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().error.what == "cannot write the manifest: No space left on device");
+  CHECK(r.error().stage == k);
+  CHECK(slurm.sbatch_calls.size() == k + 1);
+  CHECK(slurm.cancelled.size() == k + 1);
+  CHECK(r.error().rollback.remaining.empty());
 }
 
 TEST_CASE("chain_jobs: phases") {

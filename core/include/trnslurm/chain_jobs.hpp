@@ -13,8 +13,11 @@ namespace trnslurm {
 
 // Hooks of a submission, so the front end can record ids as they come and react to Ctrl-C.
 struct SubmitHooks {
-  // Called after each successful sbatch, before the next one (e.g. to write the manifest).
-  std::function<void(std::size_t stage, JobId id)> submitted = [](std::size_t, JobId) {};
+  // Called after each successful sbatch, before the next one (e.g. to record the id). An error
+  // stops the chain: every job submitted so far, this one included, is cancelled.
+  std::function<Result<void>(std::size_t stage, JobId id)> submitted = [](std::size_t, JobId) {
+    return Result<void>{};
+  };
   // Checked before each sbatch: true once the user asked to stop (SIGINT/SIGTERM).
   std::function<bool()> interrupted = [] { return false; };
   // Waits between the checks that cancelled jobs are gone.
@@ -28,7 +31,7 @@ struct Rollback {
 };
 
 struct SubmitFailure {
-  Error error;  // sbatch's own message, or "interrupted"
+  Error error;  // sbatch's own message, "interrupted", or the submitted hook's error
   std::size_t stage = 0;
   Rollback rollback;
 };
