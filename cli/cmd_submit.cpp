@@ -8,9 +8,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <memory>
-#include <random>
 #include <thread>
 
 #include "chain_cli.hpp"
@@ -130,7 +130,9 @@ Result<void> write_records(const ChainSpec& chain, const Recipe& recipe, const n
     if (auto w = write_script(chain, k); !w) return w;
   if (auto w = write_file_atomic(chain.run_dir / "recipe.toml", recipe.text); !w) return w;
   if (auto w = write_file_atomic(chain.run_dir / "plan.json", plan.dump(2) + "\n"); !w) return w;
-  return write_manifest(manifest);
+  if (auto w = write_manifest(manifest); !w) return w;
+  // Creates the journal here, so that recording the first job id only appends to it.
+  return record_state(chain.run_dir, manifest.state);
 }
 
 int run_submit(const SubmitArgs& args) {
@@ -149,10 +151,11 @@ int run_submit(const SubmitArgs& args) {
   const fs::path runs = args.runs_dir.empty() ? runs_dir_of(*recipe) : fs::absolute(args.runs_dir);
 
   // The run directory is created with mkdir: a collision (same second, same random draw) retries.
-  std::random_device random;
+  // arc4random rather than std::random_device, whose start-up probes the CPU with cpuid, which
+  // traps to the hypervisor on a virtual machine.
   Result<ChainSpec> chain = fail("no chain id", "submit");
   for (int attempt = 0; attempt < 5; ++attempt) {
-    const auto id = make_chain_id(std::chrono::system_clock::now(), random());
+    const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
     auto inputs = chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id);
     if (!inputs) {
       report_error(inputs.error());
