@@ -68,7 +68,7 @@ std::vector<StageRef> stage_refs(const Manifest& m) {
 
 Result<void> write_file_atomic(const fs::path& path, std::string_view content) {
   const auto dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  std::string tmpl = (dir / fmt::format(".{}.XXXXXX", path.filename().string())).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
     return fail(fmt::format("cannot create a temporary file: {}", std::strerror(errno)), dir.string());

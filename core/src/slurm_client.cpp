@@ -12,9 +12,7 @@ constexpr std::string_view squeue_format =
 constexpr std::size_t squeue_fields = 9;
 
 std::string join_ids(const std::vector<JobId>& ids) {
-  std::string out;
-  for (auto id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-  return out;
+  return fmt::format("{}", fmt::join(ids, ","));
 }
 
 std::string trim(std::string_view s) {
