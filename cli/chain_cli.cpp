@@ -27,6 +27,19 @@ extern "C" void on_interrupt(int) {
 std::string or_dash(const std::string& s) {
   return s.empty() ? "-" : s;
 }
+
+int exit_code_for(ChainVerdict verdict) {
+  switch (verdict) {
+    case ChainVerdict::succeeded:
+      return exit_ok;
+    case ChainVerdict::running:
+      return exit_running;
+    case ChainVerdict::failed:
+      return exit_failure;
+  }
+  return exit_failure;
+}
+
 }  // namespace
 
 void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain) {
@@ -122,17 +135,8 @@ int follow_status(const ChainOptions& options,
       report_error(status.error());
       return exit_failure;
     }
-    if (!show(*chain, *status) || status->verdict != ChainVerdict::running) {
-      switch (status->verdict) {
-        case ChainVerdict::succeeded:
-          return exit_ok;
-        case ChainVerdict::running:
-          return exit_running;
-        case ChainVerdict::failed:
-          return exit_failure;
-      }
-      return exit_failure;
-    }
+    if (!show(*chain, *status) || status->verdict != ChainVerdict::running)
+      return exit_code_for(status->verdict);
   }
 }
 
