@@ -111,15 +111,19 @@ class ResumeTest(unittest.TestCase):
         env = dict(os.environ, OMP_NUM_THREADS="1")
         return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
 
+    def prepare(self, work):
+        # A small dataset and an initial checkpoint, sharded for TP 2, as the convert stage leaves it.
+        py = "/usr/bin/python3"
+        subprocess.run([py, str(CPU / "make_demo_data.py"), "--dataset", str(work / "data" / "tok"),
+                        "--checkpoint", str(work / "init"), "--tokens", "3000", "--seq-len", "16"],
+                       check=True, capture_output=True)
+        subprocess.run([py, str(CPU / "convert.py"), "--input_dir", str(work / "init"), "--output_dir",
+                        str(work / "sharded"), "--tp_size", "2"], check=True, capture_output=True)
+
     def test_resume_gives_identical_weights(self):
         with tempfile.TemporaryDirectory() as d:
             work = Path(d)
-            py = "/usr/bin/python3"
-            subprocess.run([py, str(CPU / "make_demo_data.py"), "--dataset", str(work / "data" / "tok"),
-                            "--checkpoint", str(work / "init"), "--tokens", "3000", "--seq-len", "16"],
-                           check=True, capture_output=True)
-            subprocess.run([py, str(CPU / "convert.py"), "--input_dir", str(work / "init"), "--output_dir",
-                            str(work / "sharded"), "--tp_size", "2"], check=True, capture_output=True)
+            self.prepare(work)
             whole = self.run_training(work, work / "a", [])
             self.assertEqual(whole.returncode, 0, whole.stderr[-2000:])
             first = self.run_training(work, work / "b", ["--max_steps", "9"])
@@ -140,12 +144,7 @@ class ResumeTest(unittest.TestCase):
         # --step_delay (the resilience tests' slow run) sleeps after every optimizer step.
         with tempfile.TemporaryDirectory() as d:
             work = Path(d)
-            py = "/usr/bin/python3"
-            subprocess.run([py, str(CPU / "make_demo_data.py"), "--dataset", str(work / "data" / "tok"),
-                            "--checkpoint", str(work / "init"), "--tokens", "3000", "--seq-len", "16"],
-                           check=True, capture_output=True)
-            subprocess.run([py, str(CPU / "convert.py"), "--input_dir", str(work / "init"), "--output_dir",
-                            str(work / "sharded"), "--tp_size", "2"], check=True, capture_output=True)
+            self.prepare(work)
             run = self.run_training(work, work / "c", ["--max_steps", "4", "--no_checkpoint", "--step_delay", "0.6"])
             self.assertEqual(run.returncode, 0, run.stderr[-2000:])
             events = [json.loads(l) for l in (work / "log.jsonl").read_text().splitlines()]
