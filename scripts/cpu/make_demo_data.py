@@ -3,6 +3,7 @@
 stream has learnable structure, and a full (Hugging Face-named) initial checkpoint."""
 
 import argparse
+import sys
 import tomllib
 from pathlib import Path
 
@@ -12,17 +13,8 @@ import torch
 import megatron
 from model import Config, TinyLlama
 
-
-def documents(rng, vocab: int, tokens: int):
-    """Documents of counting runs with random starts and strides: the next token is predictable
-    from the previous two, so the loss falls quickly."""
-    docs, left = [], tokens
-    while left > 0:
-        n = min(left, int(rng.integers(16, 96)))
-        start, stride = int(rng.integers(0, vocab)), int(rng.integers(1, 4))
-        docs.append([(start + stride * k) % vocab for k in range(n)])
-        left -= n
-    return docs
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+from demo_tokens import add_shape_args, documents  # noqa: E402
 
 
 def from_recipe(a):
@@ -44,14 +36,7 @@ def main():
     ap.add_argument("--dataset", help="output prefix of <prefix>.idx/.bin")
     ap.add_argument("--checkpoint", help="directory of the full initial checkpoint")
     ap.add_argument("--tokens", type=int, default=12000)
-    ap.add_argument("--vocab", type=int, default=256)
-    ap.add_argument("--hidden", type=int, default=64)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--kv-heads", type=int, default=2)
-    ap.add_argument("--intermediate", type=int, default=128)
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--seed", type=int, default=1234)
+    add_shape_args(ap)
     a = ap.parse_args()
     if a.recipe:
         from_recipe(a)

@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""The inputs of the upstream stand-ins, made here so that nothing is downloaded, each in the form
+the upstream scripts take it:
+
+  --dataset DIR     a Hugging Face save_to_disk directory (Arrow IPC shards, state.json,
+                    dataset_info.json) with input_ids, attention_mask and labels rows of seq_len
+                    tokens, as examples/training/llama/get_dataset.py leaves its corpus;
+  --model_config DIR  config.json with LlamaConfig's field names (the trainers' --model_path /
+                    --training_config, the converter's --config DIR/config.json);
+  --pretrained FILE the full state dict (Hugging Face tensor names), the converter's
+                    --convert_from_full_state --input_dir."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+
+import hf_dataset  # noqa: E402
+from demo_tokens import add_shape_args, documents, packed_rows  # noqa: E402
+from llama import Config, TinyLlama  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", required=True, help="output directory of the Hugging Face dataset")
+    ap.add_argument("--model_config", required=True, help="output directory of config.json")
+    ap.add_argument("--pretrained", required=True, help="output file of the full initial state dict")
+    ap.add_argument("--tokens", type=int, default=12000, help="tokens in the corpus before packing")
+    ap.add_argument("--shards", type=int, default=2, help="Arrow files of the dataset")
+    add_shape_args(ap)
+    a = ap.parse_args()
+
+    rows = packed_rows(documents(np.random.default_rng(a.seed), a.vocab, a.tokens), a.seq_len)
+    hf_dataset.save_to_disk(a.dataset, rows, num_shards=a.shards, batch_rows=100)
+    config = Config(a.vocab, a.hidden, a.layers, a.heads, a.kv_heads, a.intermediate, a.seq_len)
+    config.validate()
+    cfg_dir = Path(a.model_config)
+    cfg_dir.mkdir(parents=True, exist_ok=True)
+    (cfg_dir / "config.json").write_text(json.dumps(config.to_hf(), indent=2) + "\n")
+    torch.manual_seed(a.seed)
+    out = Path(a.pretrained)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(TinyLlama(config).state_dict(), out)
+    print(f"dataset {a.dataset} ({len(rows)} rows of {a.seq_len} tokens), config {cfg_dir}/config.json, "
+          f"pretrained {out}")
+
+
+if __name__ == "__main__":
+    main()
