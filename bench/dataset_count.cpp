@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../tests/support/arrow_craft.hpp"
-#include "trnslurm/dataset.hpp"
+#include "trnslurm/dataset/dataset.hpp"
 
 namespace fs = std::filesystem;
 namespace craft = trnslurm::test::craft;

@@ -13,7 +13,7 @@
 #include "colour.hpp"
 #include "commands.hpp"
 #include "process.hpp"
-#include "trnslurm/restarts.hpp"
+#include "trnslurm/chain/restarts.hpp"
 
 namespace trnslurm::cli {
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "trnslurm/chain_jobs.hpp"
-#include "trnslurm/run_dir.hpp"
+#include "trnslurm/chain/chain_jobs.hpp"
+#include "trnslurm/chain/run_dir.hpp"
 
 namespace trnslurm::cli {
 

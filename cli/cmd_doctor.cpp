@@ -15,9 +15,9 @@ extern "C" {
 #include "colour.hpp"
 #include "commands.hpp"
 #include "site_config.hpp"
-#include "trnslurm/efa.hpp"
-#include "trnslurm/elf_symbol.hpp"
-#include "trnslurm/topology.hpp"
+#include "trnslurm/node/efa.hpp"
+#include "trnslurm/node/topology.hpp"
+#include "trnslurm/util/elf_symbol.hpp"
 #include "trnslurm/version.hpp"
 
 namespace trnslurm::cli {

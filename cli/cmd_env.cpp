@@ -1,5 +1,5 @@
 // `trnslurm env`: what the plugin would set for one task, computed by the plugin's own core
-// code (trnslurm/task_env.hpp) from the same inputs: this node's topology under the site's
+// code (trnslurm/node/task_env.hpp) from the same inputs: this node's topology under the site's
 // root, the slurmd's EFA answer, plugstack.conf's arguments, the --trn-* options and the
 // caller's environment.
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "site_config.hpp"
-#include "trnslurm/task_env.hpp"
+#include "trnslurm/node/task_env.hpp"
 
 namespace trnslurm::cli {
 

@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "recipe_options.hpp"
-#include "trnslurm/bundled_recipes.hpp"
+#include "trnslurm/recipe/bundled_recipes.hpp"
 
 namespace trnslurm::cli {
 

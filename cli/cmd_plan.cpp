@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "recipe_options.hpp"
-#include "trnslurm/plan.hpp"
+#include "trnslurm/plan/plan.hpp"
 
 namespace trnslurm::cli {
 

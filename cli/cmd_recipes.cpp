@@ -6,8 +6,8 @@
 
 #include "commands.hpp"
 #include "recipe_options.hpp"
-#include "trnslurm/bundled_recipes.hpp"
-#include "trnslurm/suggest.hpp"
+#include "trnslurm/recipe/bundled_recipes.hpp"
+#include "trnslurm/util/suggest.hpp"
 
 namespace trnslurm::cli {
 

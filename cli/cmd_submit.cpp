@@ -18,9 +18,9 @@
 #include "install_paths.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
-#include "trnslurm/chain_recipe.hpp"
-#include "trnslurm/plan.hpp"
-#include "trnslurm/run_dir.hpp"
+#include "trnslurm/chain/chain_recipe.hpp"
+#include "trnslurm/chain/run_dir.hpp"
+#include "trnslurm/plan/plan.hpp"
 
 namespace trnslurm::cli {
 namespace {

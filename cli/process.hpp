@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "trnslurm/error.hpp"
-#include "trnslurm/slurm_client.hpp"
+#include "trnslurm/chain/slurm_client.hpp"
+#include "trnslurm/util/error.hpp"
 
 namespace trnslurm::cli {
 

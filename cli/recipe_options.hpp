@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "trnslurm/error.hpp"
-#include "trnslurm/plan.hpp"
-#include "trnslurm/recipe.hpp"
+#include "trnslurm/plan/plan.hpp"
+#include "trnslurm/recipe/recipe.hpp"
+#include "trnslurm/util/error.hpp"
 
 namespace trnslurm::cli {
 

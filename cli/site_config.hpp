@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "trnslurm/plugstack_conf.hpp"
-#include "trnslurm/settings.hpp"
+#include "trnslurm/node/plugstack_conf.hpp"
+#include "trnslurm/node/settings.hpp"
 
 namespace trnslurm::cli {
 

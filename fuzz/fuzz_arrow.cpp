@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "arrow_ipc.hpp"
+#include "dataset/arrow_ipc.hpp"
 #include "fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "dataset/megatron_idx.hpp"
 #include "fuzz_util.hpp"
-#include "megatron_idx.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto idx = trnslurm::fuzz::write_scratch("input.idx", data, size);

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fuzz_util.hpp"
-#include "trnslurm/settings.hpp"
+#include "trnslurm/node/settings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = trnslurm::fuzz::split(trnslurm::fuzz::as_text(data, size), '\0');

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "trnslurm/plugstack_conf.hpp"
-#include "trnslurm/settings.hpp"
+#include "trnslurm/node/plugstack_conf.hpp"
+#include "trnslurm/node/settings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto text = trnslurm::fuzz::as_text(data, size);

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fuzz_util.hpp"
-#include "trnslurm/recipe.hpp"
+#include "trnslurm/recipe/recipe.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = trnslurm::fuzz::split(trnslurm::fuzz::as_text(data, size), '\0');

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "fuzz_util.hpp"
-#include "trnslurm/job_script.hpp"
-#include "trnslurm/template.hpp"
+#include "trnslurm/chain/job_script.hpp"
+#include "trnslurm/util/template.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = trnslurm::fuzz::split(trnslurm::fuzz::as_text(data, size), '\0');

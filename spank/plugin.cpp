@@ -1,7 +1,7 @@
 // The exported SPANK hooks, and nothing else: each one is a guarded dispatch on the context into
 // options.cpp (local/allocator/remote option handling), slurmd.cpp (the once-per-node EFA probe)
 // and remote.cpp (slurmstepd: user_init prepares the node, task_init sets each task's
-// environment). Every decision is made by the core (trnslurm/task_env.hpp).
+// environment). Every decision is made by the core (trnslurm/node/task_env.hpp).
 //
 // Where a failure lands matters (docs/plugin.md, "Failure"): plugstack and option errors refuse
 // the submission in the local/allocator context; in the remote context init, init_post_opt and

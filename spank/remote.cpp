@@ -20,7 +20,7 @@ extern "C" {
 
 #include "slurm_lookup.hpp"
 #include "state.hpp"
-#include "trnslurm/printable.hpp"
+#include "trnslurm/util/printable.hpp"
 
 namespace trnslurm::spank {
 

@@ -2,7 +2,7 @@
 // the answer in a root-owned file that every step reads (docs/plugin.md, "EFA"). Loading
 // libfabric costs about 0.3 s; paid here once per slurmd start, never per srun or per task.
 #include "state.hpp"
-#include "trnslurm/efa.hpp"
+#include "trnslurm/node/efa.hpp"
 
 namespace trnslurm::spank {
 

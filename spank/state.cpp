@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "trnslurm/printable.hpp"
+#include "trnslurm/util/printable.hpp"
 
 namespace trnslurm::spank {
 

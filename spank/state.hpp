@@ -10,7 +10,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "trnslurm/task_env.hpp"
+#include "trnslurm/node/task_env.hpp"
 
 namespace trnslurm::spank {
 

@@ -50,7 +50,7 @@ for cmd in $commands; do
 done
 
 # The plugin's srun options, from its option table (spank/options.cpp), and plugstack arguments,
-# from the parser's list of known keys (core/src/settings.cpp).
+# from the parser's list of known keys (core/src/node/settings.cpp).
 spank=$(render "$man_dir/trnslurm-spank.8")
 spank_options=$(sed -n 's/.*{const_cast<char\*>("\(trn-[a-z-]*\)").*/\1/p' "$TRNSLURM_SOURCE_DIR/spank/options.cpp")
 expect_eq "the plugin has 6 options" 6 "$(printf '%s\n' "$spank_options" | wc -l)"
@@ -58,7 +58,7 @@ for opt in $spank_options; do
   expect_contains "trnslurm-spank.8 OPTIONS documents --$opt" "--$opt" "$(section "$spank" OPTIONS '^[A-Z]')"
   expect_contains "plugin.md documents --$opt" "--$opt" "$(cat "$TRNSLURM_SOURCE_DIR/docs/plugin.md")"
 done
-keys=$(grep -o 'key == "[a-z_]*"' "$TRNSLURM_SOURCE_DIR/core/src/settings.cpp" | sed 's/key == "\(.*\)"/\1/' | sort -u)
+keys=$(grep -o 'key == "[a-z_]*"' "$TRNSLURM_SOURCE_DIR/core/src/node/settings.cpp" | sed 's/key == "\(.*\)"/\1/' | sort -u)
 expect_eq "the plugin has 16 plugstack arguments" 16 "$(printf '%s\n' "$keys" | wc -l)"
 snippet=$(cat "$TRNSLURM_SOURCE_DIR/spank/plugstack.conf.in")
 for key in $keys; do

@@ -3,7 +3,7 @@
 // Hand-built Arrow IPC messages, for what an honest writer never produces: hostile footers,
 // impossible lengths, deep nesting (unit tests), and shards whose bodies are holes in a sparse
 // file (the benchmark: sizes of gigabytes without writing them). Field numbers are Arrow's
-// Message.fbs / Schema.fbs / File.fbs, as in core/src/arrow_flatbuf.hpp; the real-writer fixtures
+// Message.fbs / Schema.fbs / File.fbs, as in core/src/dataset/arrow_flatbuf.hpp; the real-writer fixtures
 // come from Apache Arrow JS (tools/dataset-fixtures), not from here.
 
 #include <flatbuffers/flatbuffers.h>

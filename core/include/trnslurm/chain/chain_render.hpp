@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trnslurm/chain/chain.hpp"
+#include "trnslurm/chain/job_script.hpp"
+#include "trnslurm/util/error.hpp"
+#include "trnslurm/util/template.hpp"
+
+namespace trnslurm {
+
+// One stage as the recipe describes it (contract 2), before rendering.
+struct StageInput {
+  std::string name;
+  bool enabled = true;
+  std::uint32_t nodes = 1;
+  std::string time;
+  std::string command;  // template
+  TextOrigin command_origin;
+  std::map<std::string, std::string> env;
+  std::optional<Resilience> resilience;  // the train stage's (docs/resilience.md)
+};
+
+// Everything a chain is rendered from: the recipe's stages and Slurm settings, and the
+// placeholder values (the plan's JSON keys, the recipe's "section.key" values).
+struct ChainInputs {
+  std::string chain_id;
+  std::filesystem::path run_dir;
+  SlurmSettings slurm;
+  std::vector<StageInput> stages;
+  TemplateValues values;  // every {{placeholder}}; chain_id and run_dir are added
+  std::vector<std::pair<std::string, std::string>> exports;  // TRNSLURM_* figures of the plan
+  StageSelection selection;
+};
+
+// Renders every enabled, selected stage's script. Refuses a chain with no stage, a stage with 0
+// nodes, and everything render_job_script refuses.
+Result<ChainSpec> render_chain(const ChainInputs& in);
+
+// Where the text of a TOML string value starts, given where the value itself starts (the
+// opening quote, at `line`:`column` of `toml_text`): after """ and the newline TOML trims,
+// or after the quote. Escapes before a placeholder on the first line shift its column.
+TextOrigin string_value_origin(std::string_view toml_text, std::string file, std::uint32_t line,
+                               std::uint32_t column);
+
+}  // namespace trnslurm

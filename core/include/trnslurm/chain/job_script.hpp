@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "trnslurm/util/error.hpp"
+#include "trnslurm/util/template.hpp"
+
+namespace trnslurm {
+
+// A train stage that checkpoints on a signal and is requeued (docs/resilience.md).
+struct Resilience {
+  std::uint32_t max_restarts = 3;
+  std::uint32_t signal_grace = 120;  // seconds before the time limit; 0 = no signal asked for
+};
+
+// The sbatch arguments that go with it: --requeue, --open-mode=append, --signal=B:USR1@<grace>.
+std::vector<std::string> resilience_sbatch_args(const Resilience& r);
+
+// What one stage's job script is made of.
+struct ScriptInput {
+  std::string chain_id;
+  std::string stage;
+  std::filesystem::path run_dir;
+  std::string command;                     // the recipe's template
+  TextOrigin command_origin;               // where it starts in the recipe
+  std::map<std::string, std::string> env;  // KEY -> template (rendered raw, then quoted whole)
+  std::string env_where;                   // the recipe table, for errors: "stages.train.env"
+  TemplateValues values;                   // every placeholder
+  // Exported before the command, e.g. TRNSLURM_TOTAL_STEPS: the plan's figures.
+  std::vector<std::pair<std::string, std::string>> exports;
+  // Set for the train stage: the command runs inside the signal/requeue wrapper.
+  std::optional<Resilience> resilience;
+};
+
+// A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,
+// every value shell-quoted, then the rendered command. Refuses values that cannot be quoted.
+Result<std::string> render_job_script(const ScriptInput& in);
+
+// Every scalar of a JSON object (numbers, strings, booleans) as text, by key. Nested objects
+// give "outer.inner" keys; arrays and nulls are left out.
+Result<TemplateValues> values_from_json(const nlohmann::json& object, const std::string& where);
+// TRNSLURM_<KEY> for each top-level key (upper case, '.' -> '_').
+std::vector<std::pair<std::string, std::string>> exports_for(const TemplateValues& values,
+                                                             std::string_view prefix = "TRNSLURM_");
+
+}  // namespace trnslurm

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trnslurm/chain/chain.hpp"
+#include "trnslurm/util/error.hpp"
+
+namespace trnslurm {
+
+// One job as squeue or sacct reports it.
+struct JobRow {
+  JobId id = 0;
+  std::string state;  // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ...
+  std::string reason;
+  std::string elapsed;
+  std::string nodes;  // node count
+  std::string nodelist;
+  std::string exit_code;  // "N" or "N:signal"; "" when unknown
+  std::string name;
+  std::string comment;
+};
+
+// What the chain logic needs from Slurm. The CLI's implementation runs the real commands
+// (CommandSlurmClient below); unit tests use a fake.
+class SlurmClient {
+ public:
+  virtual ~SlurmClient() = default;
+  // Runs `argv` (an sbatch command line, "sbatch" first); the job id, or sbatch's own message.
+  virtual Result<JobId> sbatch(const std::vector<std::string>& argv) = 0;
+  virtual Result<void> scancel(const std::vector<JobId>& ids) = 0;
+  // The jobs Slurm still knows among `ids` (finished ones included); forgotten ids are absent.
+  virtual Result<std::vector<JobRow>> squeue(const std::vector<JobId>& ids) = 0;
+  // The jobs named one of `names`, for when the local state is gone.
+  virtual Result<std::vector<JobRow>> squeue_by_name(const std::vector<std::string>& names) = 0;
+  // From accounting; std::nullopt when the cluster has no accounting.
+  virtual Result<std::optional<std::vector<JobRow>>> sacct(const std::vector<JobId>& ids) = 0;
+};
+
+// A finished subprocess.
+struct ProcessOutput {
+  int exit_code = 0;
+  std::string out;
+  std::string err;
+};
+// Runs an argv (never a shell string); an error only when it could not be run at all.
+using CommandRunner = std::function<Result<ProcessOutput>(const std::vector<std::string>& argv)>;
+
+// SlurmClient over the real commands, run by `runner`. Parsing lives here so it is unit-tested.
+class CommandSlurmClient final : public SlurmClient {
+ public:
+  explicit CommandSlurmClient(CommandRunner runner) : run_(std::move(runner)) {}
+  Result<JobId> sbatch(const std::vector<std::string>& argv) override;
+  Result<void> scancel(const std::vector<JobId>& ids) override;
+  Result<std::vector<JobRow>> squeue(const std::vector<JobId>& ids) override;
+  Result<std::vector<JobRow>> squeue_by_name(const std::vector<std::string>& names) override;
+  Result<std::optional<std::vector<JobRow>>> sacct(const std::vector<JobId>& ids) override;
+
+ private:
+  CommandRunner run_;
+};
+
+// The squeue argv for `ids` (one call, finished jobs included, '|'-separated, comment last).
+std::vector<std::string> squeue_argv(const std::vector<JobId>& ids);
+// Parses that squeue's output; a comment may itself hold '|'.
+Result<std::vector<JobRow>> parse_squeue(std::string_view text);
+// Parses `sacct -n -X -P -o JobID,State,Reason,Elapsed,NNodes,NodeList,ExitCode,JobName,Comment`.
+Result<std::vector<JobRow>> parse_sacct(std::string_view text);
+
+// "768" (a wait status, as squeue's exit_code prints it) -> "3"; "0:9" stays.
+std::string exit_code_from_status(std::string_view raw);
+
+}  // namespace trnslurm

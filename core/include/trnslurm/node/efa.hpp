@@ -1,0 +1,36 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "trnslurm/util/error.hpp"
+
+namespace trnslurm {
+
+// Whether libfabric offers an `efa` provider on this node.
+enum class EfaState { unknown, present, absent };
+
+struct EfaProbe {
+  EfaState state = EfaState::unknown;
+  std::string detail;  // why: "fi_getinfo(efa): -61 (No data available)", "no probe result", ...
+};
+
+// dlopen()s libfabric.so.1, asks fi_getinfo for the efa provider, and unloads it again. Costs
+// about 0.3 s (slurm-lab.md): call it once per node (slurmd start), never per step or task.
+EfaProbe probe_efa();
+
+// The probe result kept in a file of its own: "state=present|absent|unknown\ndetail=...\n".
+std::string format_efa_state(const EfaProbe& probe);
+EfaProbe parse_efa_state(std::string_view text);
+
+// Writes <dir>/efa atomically (temporary file, then rename), creating `dir` (one level, mode
+// 0755) when missing. Meant for root in the slurmd context.
+Result<void> write_efa_state(const std::filesystem::path& dir, const EfaProbe& probe);
+
+// Reads <dir>/efa, trusting it only when the file and its directory are owned by root and
+// writable by nobody else (a user must not be able to switch EFA on for others).
+Result<EfaProbe> read_efa_state(const std::filesystem::path& dir);
+
+std::string_view to_string(EfaState state);
+
+}  // namespace trnslurm

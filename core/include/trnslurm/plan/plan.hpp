@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trnslurm/dataset/dataset.hpp"
+#include "trnslurm/recipe/recipe.hpp"
+#include "trnslurm/util/error.hpp"
+
+namespace trnslurm {
+
+// What the plan needs from the dataset: samples (sequences) in the training split, and tokens
+// when known. The dataset reader (dataset.hpp) produces it; tests give it directly.
+struct DatasetSize {
+  std::uint64_t samples = 0;
+  std::optional<std::uint64_t> tokens;
+  std::string format;  // "hf", "megatron", ... or "given" for counts from the command line
+  std::uint64_t files = 0;
+  std::vector<std::string> warnings;  // from the dataset reader
+};
+
+// Megatron/NeMo mmap datasets: samples per epoch = (tokens - 1) // seq_len (trainium-facts §4).
+Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t seq_len);
+
+// Samples for the plan from a dataset count: HF and Arrow rows; Megatron (tokens - 1) // seq_len.
+Result<DatasetSize> dataset_size(const DatasetCount& count, std::uint64_t seq_len);
+
+// Counts the recipe's dataset (dataset.path, format, split; header-only unless `verify`).
+Result<DatasetSize> count_recipe_dataset(const Recipe& recipe, bool verify = false);
+
+// Memory per NeuronCore, in bytes (docs/plan.md gives the formula and its sources).
+struct MemoryEstimate {
+  std::uint64_t parameters = 0;           // whole model
+  std::uint64_t parameters_per_core = 0;  // after TP and PP sharding (kv heads replicated when TP > kv)
+  std::uint64_t weights = 0;              // bf16
+  std::uint64_t gradients = 0;            // bf16
+  std::uint64_t optimizer = 0;            // fp32 master + Adam m and v, ZeRO-1 sharded over DP
+  std::uint64_t activations = 0;          // sequence parallel + selective recompute
+  std::uint64_t total = 0;
+  std::uint64_t capacity = 0;  // device memory per core; 0 = unknown (cpu)
+  bool fits() const { return capacity == 0 || total <= capacity; }
+};
+
+struct CostEstimate {
+  double tokens = 0;  // tokens trained: total_steps x gbs x seq_len
+  double hours = 0;   // wall time at the recipe's throughput
+  double node_hours = 0;
+  std::optional<double> cost;  // when the recipe gives price_per_node_hour
+};
+
+struct Plan {
+  // inputs
+  std::string instance;
+  std::string backend;  // trn1, trn2, cpu
+  std::uint32_t nodes = 0;
+  std::uint32_t cores_per_node = 0;
+  std::uint32_t lnc = 1;
+  std::uint32_t tp = 1;
+  std::uint32_t pp = 1;
+  std::uint64_t gbs = 0;
+  std::uint64_t mbs = 0;
+  std::uint64_t seq_len = 0;
+  std::uint32_t epochs = 1;
+  DatasetSize dataset;
+  // derived
+  std::uint64_t world_size = 0;
+  std::uint64_t dp = 0;
+  std::uint64_t grad_accum = 0;
+  std::uint64_t samples_per_rank = 0;       // floor(N / DP)
+  std::uint64_t micro_steps_per_epoch = 0;  // floor(samples_per_rank / MBS)
+  std::uint64_t steps_per_epoch = 0;        // floor(micro / ACC)
+  std::uint64_t total_steps = 0;            // floor(E x micro / ACC)
+  std::uint64_t warmup_steps = 0;
+  std::string warmup_rule;                      // how warmup_steps was obtained
+  std::uint64_t samples_dropped_per_epoch = 0;  // never reach an optimizer step in epoch 1
+  std::uint64_t kv_size_multiplier = 1;         // TP / kv_heads when TP > kv_heads
+  std::uint64_t checkpoint_every = 0;           // effective (0 in the recipe = total_steps)
+  MemoryEstimate memory;
+  std::optional<CostEstimate> cost;
+  std::vector<std::string> warnings;
+  // The recipe values stage templates use (model shape, paths, lr...), copied by make_plan so
+  // that to_json(plan) alone gives every placeholder.
+  nlohmann::json recipe_values = nlohmann::json::object();
+};
+
+// The arithmetic of trainium-facts.md §1, §4: refuses what the training loop would reject or
+// silently truncate, with the nearest valid values as the hint.
+Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset);
+
+MemoryEstimate estimate_memory(const ModelRecipe& model, std::uint32_t tp, std::uint32_t pp, std::uint64_t dp,
+                               std::uint64_t mbs, std::uint64_t grad_accum, std::uint64_t capacity);
+
+// Every input and result; also the recipe values that stage templates use ({{key}} placeholders,
+// docs/recipe.md). Keys are stable: the chain renders templates from them.
+nlohmann::json to_json(const Plan& plan);
+
+// One line of `trnslurm plan`: the figure, its value, and what it was computed from.
+struct PlanLine {
+  std::string name;
+  std::string value;
+  std::string from;
+};
+std::vector<PlanLine> explain(const Plan& plan);
+
+// "17.2 GiB"
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace trnslurm

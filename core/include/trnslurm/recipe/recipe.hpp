@@ -1,0 +1,146 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trnslurm/util/error.hpp"
+#include "trnslurm/util/template.hpp"
+
+namespace trnslurm {
+
+// Where a recipe value came from: file, line, column (1-based). An override given on the
+// command line has line 0 and `file` = "--set section.key=value".
+struct SourcePos {
+  std::string file;
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+};
+// "file:line:column", or just `file` when there is no line.
+std::string to_string(const SourcePos& pos);
+
+struct ModelRecipe {
+  std::string name;
+  std::uint32_t layers = 0;
+  std::uint32_t hidden = 0;
+  std::uint32_t heads = 0;
+  std::uint32_t kv_heads = 0;    // defaults to heads
+  std::uint32_t ffn_hidden = 0;  // defaults to the Llama rule (docs/recipe.md)
+  std::uint32_t vocab = 0;
+  std::uint32_t seq_len = 0;
+  std::string pretrained;  // Hugging Face checkpoint the convert stage reads
+};
+
+struct ClusterRecipe {
+  std::string instance;  // trn1.32xlarge, trn1n.32xlarge, trn2.48xlarge, cpu
+  std::uint32_t nodes = 0;
+  std::uint32_t lnc = 0;                        // 0 = the instance's default (trn2: 2, others: 1)
+  std::optional<std::uint32_t> cores_per_node;  // required for cpu, derived otherwise
+};
+
+struct TrainRecipe {
+  std::uint32_t tp = 1;
+  std::uint32_t pp = 1;
+  std::uint64_t gbs = 0;
+  std::uint64_t mbs = 1;
+  std::uint32_t epochs = 1;
+  double lr = 0;
+  double warmup_ratio = 0.01;                 // of the steps of one epoch
+  std::optional<std::uint64_t> warmup_steps;  // fixed; wins over warmup_ratio
+};
+
+struct DatasetRecipe {
+  std::string path;
+  std::string format = "auto";  // auto, hf, hf-dict, megatron, arrow
+  std::string split = "train";  // for hf-dict
+};
+
+struct CheckpointRecipe {
+  std::string dir = "checkpoints";          // training checkpoints (step_<n>/...)
+  std::string converted_dir = "converted";  // output of the convert stage
+  std::string export_dir = "export";        // output of the convert_back stage
+  std::uint64_t every = 0;                  // optimizer steps between checkpoints, 0 = only the last
+};
+
+struct EstimateRecipe {
+  double tokens_per_second_per_node = 0;  // 0 = no wall-time estimate
+  double price_per_node_hour = 0;         // 0 = no cost estimate
+};
+
+struct RunRecipe {
+  std::string runs_dir = "runs";  // relative to the recipe's directory
+};
+
+struct SlurmRecipe {
+  std::string partition;
+  std::string account;
+  std::string qos;
+  bool exclusive = true;
+  std::vector<std::string> sbatch_args;
+};
+
+struct StageRecipe {
+  std::string name;  // convert, precompile, train, convert_back
+  bool enabled = true;
+  std::uint32_t nodes = 1;
+  std::string time = "01:00:00";
+  std::string command;
+  std::map<std::string, std::string> env;
+  SourcePos command_pos;
+  // train only (docs/resilience.md): requeues allowed after a signal or node failure, and the
+  // seconds before the time limit at which the job is told to checkpoint (0 = no signal).
+  std::uint32_t max_restarts = 3;
+  std::uint32_t signal_grace = 120;
+};
+
+inline constexpr std::array<std::string_view, 4> stage_names{"convert", "precompile", "train",
+                                                             "convert_back"};
+
+struct Recipe {
+  std::filesystem::path source;  // the file read ("" for a bundled recipe's text)
+  std::string text;              // the resolved TOML, overrides applied
+  ModelRecipe model;
+  ClusterRecipe cluster;
+  TrainRecipe train;
+  DatasetRecipe dataset;
+  CheckpointRecipe checkpoint;
+  EstimateRecipe estimate;
+  RunRecipe run;
+  SlurmRecipe slurm;
+  std::array<StageRecipe, 4> stages;           // in the order of stage_names
+  std::map<std::string, SourcePos> positions;  // "section.key" -> where it was set
+  // Every scalar of the resolved recipe as "section.key" (floats in their shortest form, dates
+  // and times as TOML writes them):
+  // the recipe's placeholders for stage commands.
+  TemplateValues values;
+
+  const StageRecipe& stage(std::string_view name) const;
+  // Where a key was set ("train.tp"), or the recipe file when it was left at its default.
+  std::string where(std::string_view key) const;
+};
+
+// One `--set section.key=value`. `--nodes`, `--epochs`, `--dataset` are shorthands for
+// cluster.nodes, train.epochs and dataset.path.
+struct Override {
+  std::string key;
+  std::string value;
+  std::string origin;  // how errors name it: "--nodes"; "" = "--set key"
+};
+// Parses "section.key=value".
+Result<Override> parse_override(std::string_view text);
+
+// Reads and validates a recipe file; overrides are applied before validation.
+Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
+// The same from text; `source_name` is used in error positions.
+Result<Recipe> load_recipe_text(std::string_view text, const std::string& source_name,
+                                const std::vector<Override>& overrides = {});
+
+// Every key a recipe may hold, "section.key" (stages as "stages.<name>.key"), for docs and tests.
+std::vector<std::string> recipe_keys();
+
+}  // namespace trnslurm

@@ -1,0 +1,65 @@
+#include "trnslurm/chain/chain_recipe.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "trnslurm/chain/job_script.hpp"
+
+namespace trnslurm {
+namespace fs = std::filesystem;
+
+std::filesystem::path runs_dir_of(const Recipe& recipe) {
+  fs::path dir = recipe.run.runs_dir;
+  if (dir.is_absolute()) return dir;
+  const auto base = recipe.source.empty() ? fs::current_path() : fs::absolute(recipe.source).parent_path();
+  return (base / dir).lexically_normal();
+}
+
+Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& plan,
+                                             std::string chain_id, fs::path run_dir) {
+  ChainInputs in;
+  in.chain_id = std::move(chain_id);
+  in.run_dir = std::move(run_dir);
+  in.slurm = SlurmSettings{recipe.slurm.partition, recipe.slurm.account, recipe.slurm.qos,
+                           recipe.slurm.exclusive, recipe.slurm.sbatch_args};
+
+  // Positions of placeholders are counted in the file as written (the resolved text may be
+  // re-serialised when overrides were applied).
+  std::string file_text = recipe.text;
+  if (!recipe.source.empty()) {
+    std::ifstream file(recipe.source, std::ios::binary);
+    if (file) {
+      std::ostringstream text;
+      text << file.rdbuf();
+      file_text = text.str();
+    }
+  }
+  for (const auto& stage : recipe.stages) {
+    StageInput s;
+    s.name = stage.name;
+    s.enabled = stage.enabled;
+    s.nodes = stage.nodes;
+    s.time = stage.time;
+    s.command = stage.command;
+    s.command_origin = string_value_origin(file_text, stage.command_pos.file, stage.command_pos.line,
+                                           stage.command_pos.column);
+    s.env = stage.env;
+    if (stage.name == "train") s.resilience = Resilience{stage.max_restarts, stage.signal_grace};
+    in.stages.push_back(std::move(s));
+  }
+
+  auto plan_values = values_from_json(plan, "plan");
+  if (!plan_values) return std::unexpected(plan_values.error());
+  TemplateValues figures;
+  for (const auto& [key, value] : *plan_values) {
+    if (key.find('.') == std::string::npos) figures.emplace(key, value);
+  }
+  in.exports = exports_for(figures);
+  in.values = recipe.values;
+  for (auto& [key, value] : *plan_values) in.values.insert_or_assign(key, std::move(value));
+  return in;
+}
+
+}  // namespace trnslurm

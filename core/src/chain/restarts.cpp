@@ -1,0 +1,60 @@
+#include "trnslurm/chain/restarts.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace trnslurm {
+namespace {
+
+template <class T>
+std::optional<T> number(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) return std::nullopt;
+  return static_cast<T>(it->get<std::int64_t>());
+}
+
+}  // namespace
+
+std::filesystem::path restarts_path(const std::filesystem::path& run_dir) {
+  return run_dir / "logs" / "train-restarts.jsonl";
+}
+
+std::vector<RestartEvent> parse_restarts(std::string_view jsonl) {
+  std::vector<RestartEvent> out;
+  std::istringstream lines{std::string(jsonl)};
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("event") || !j["event"].is_string()) continue;
+    RestartEvent e;
+    e.event = j["event"].get<std::string>();
+    if (j.contains("cause") && j["cause"].is_string()) e.cause = j["cause"].get<std::string>();
+    e.restart = number<std::uint32_t>(j, "restart").value_or(0);
+    e.job = number<std::uint64_t>(j, "job").value_or(0);
+    e.time = number<std::int64_t>(j, "time").value_or(0);
+    e.resumed_from = number<std::uint64_t>(j, "resumed_from");
+    e.checkpoint = number<std::uint64_t>(j, "checkpoint");
+    e.max_restarts = number<std::uint32_t>(j, "max_restarts");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir) {
+  std::ifstream file(restarts_path(run_dir), std::ios::binary);
+  if (!file) return {};
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_restarts(text.str());
+}
+
+std::string describe_cause(std::string_view cause) {
+  if (cause == "time-limit") return "time limit (USR1, checkpoint, requeue)";
+  if (cause == "node-failure") return "node failure";
+  if (cause == "preempted") return "terminated by Slurm (preemption or scontrol requeue)";
+  if (cause == "slurm-requeue") return "requeued by Slurm (node failure, preemption or scontrol requeue)";
+  return std::string(cause);
+}
+
+}  // namespace trnslurm

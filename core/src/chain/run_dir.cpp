@@ -1,0 +1,229 @@
+#include "trnslurm/chain/run_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace trnslurm {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string manifest_to_json(const Manifest& m) {
+  json stages = json::array();
+  for (const auto& s : m.stages) {
+    json j{{"name", s.name}, {"sbatch_argv", s.sbatch_argv}};
+    j["job_id"] = s.job_id ? json(*s.job_id) : json(nullptr);
+    if (!s.last_state.empty()) j["last_state"] = s.last_state;
+    if (!s.last_exit_code.empty()) j["last_exit_code"] = s.last_exit_code;
+    stages.push_back(std::move(j));
+  }
+  json j{{"chain_id", m.chain_id},
+         {"created", m.created},
+         {"state", m.state},
+         {"run_dir", m.run_dir.string()},
+         {"stages", std::move(stages)}};
+  return j.dump(2) + "\n";
+}
+
+Result<Manifest> manifest_from_json(std::string_view text, const std::string& where) {
+  try {
+    const auto j = json::parse(text);
+    Manifest m;
+    m.chain_id = j.at("chain_id").get<std::string>();
+    m.created = j.value("created", "");
+    m.state = j.value("state", "");
+    m.run_dir = j.at("run_dir").get<std::string>();
+    for (const auto& s : j.at("stages")) {
+      StageRecord r;
+      r.name = s.at("name").get<std::string>();
+      if (s.contains("job_id") && !s["job_id"].is_null()) r.job_id = s["job_id"].get<JobId>();
+      r.sbatch_argv = s.value("sbatch_argv", std::vector<std::string>{});
+      r.last_state = s.value("last_state", "");
+      r.last_exit_code = s.value("last_exit_code", "");
+      m.stages.push_back(std::move(r));
+    }
+    if (!is_chain_id(m.chain_id)) return fail(fmt::format("bad chain id '{}'", m.chain_id), where);
+    return m;
+  } catch (const json::exception& e) {
+    return fail(fmt::format("not a trnslurm manifest: {}", e.what()), where,
+                "the run directory was written by another program or damaged");
+  }
+}
+
+std::vector<StageRef> stage_refs(const Manifest& m) {
+  std::vector<StageRef> out;
+  out.reserve(m.stages.size());
+  for (const auto& s : m.stages) out.push_back(StageRef{s.name, s.job_id, s.last_state, s.last_exit_code});
+  return out;
+}
+
+Result<void> write_file_atomic(const fs::path& path, std::string_view content) {
+  const auto dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::string tmpl = (dir / fmt::format(".{}.XXXXXX", path.filename().string())).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) {
+    return fail(fmt::format("cannot create a temporary file: {}", std::strerror(errno)), dir.string());
+  }
+  const auto close_and_fail = [&](const char* what) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    return fail(fmt::format("{}: {}", what, std::strerror(err)), path.string());
+  };
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return close_and_fail("cannot write");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // No fsync: the rename is what makes the write atomic for readers and concurrent submits;
+  // surviving a power cut is not worth 12 disk flushes per submit.
+  if (::fchmod(fd, 0644) != 0) return close_and_fail("cannot write");
+  if (::close(fd) != 0) {
+    ::unlink(tmpl.c_str());
+    return fail(fmt::format("cannot write: {}", std::strerror(errno)), path.string());
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    return fail(fmt::format("cannot rename into place: {}", std::strerror(err)), path.string());
+  }
+  return {};
+}
+
+Result<fs::path> create_run_dir(const fs::path& runs_dir, std::string_view chain_id) {
+  std::error_code ec;
+  fs::create_directories(runs_dir, ec);
+  if (ec) return fail(fmt::format("cannot create the runs directory: {}", ec.message()), runs_dir.string());
+  const auto dir = fs::absolute(runs_dir / std::string(chain_id));
+  // mkdir fails with EEXIST rather than sharing a directory with another submit.
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    return fail(fmt::format("cannot create the run directory: {}", std::strerror(errno)), dir.string(),
+                "chain ids are unique; retry the submit");
+  }
+  fs::create_directory(dir / "logs", ec);
+  if (ec)
+    return fail(fmt::format("cannot create the logs directory: {}", ec.message()), (dir / "logs").string());
+  return dir;
+}
+
+Result<void> write_manifest(const Manifest& m) {
+  return write_file_atomic(m.run_dir / "manifest.json", manifest_to_json(m));
+}
+
+Result<Manifest> read_manifest(const fs::path& run_dir) {
+  const auto path = run_dir / "manifest.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot read the manifest", path.string(), "is this a trnslurm run directory?");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto m = manifest_from_json(text.str(), path.string());
+  if (!m) return m;
+  if (std::ifstream journal(run_dir / "journal", std::ios::binary); journal) {
+    std::ostringstream lines;
+    lines << journal.rdbuf();
+    apply_journal(*m, lines.str());
+  }
+  return m;
+}
+
+namespace {
+Result<void> append_line(const fs::path& run_dir, const std::string& line) {
+  const auto path = run_dir / "journal";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(fmt::format("cannot open the journal: {}", std::strerror(errno)), path.string());
+  // One write of a short line: appends from two processes never interleave within it.
+  const auto n = ::write(fd, line.data(), line.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(line.size())) {
+    return fail(fmt::format("cannot append to the journal: {}", std::strerror(err)), path.string());
+  }
+  return {};
+}
+}  // namespace
+
+Result<void> record_job(const fs::path& run_dir, std::string_view stage, JobId id) {
+  return append_line(run_dir, fmt::format("job {} {}\n", stage, id));
+}
+
+Result<void> record_state(const fs::path& run_dir, std::string_view state) {
+  return append_line(run_dir, fmt::format("state {}\n", state));
+}
+
+void apply_journal(Manifest& m, std::string_view journal) {
+  while (!journal.empty()) {
+    const auto nl = journal.find('\n');
+    if (nl == std::string_view::npos) break;  // a torn last line
+    std::istringstream line{std::string(journal.substr(0, nl))};
+    journal.remove_prefix(nl + 1);
+    std::string kind;
+    line >> kind;
+    if (kind == "job") {
+      std::string stage;
+      JobId id = 0;
+      if (!(line >> stage >> id) || id == 0) continue;
+      for (auto& s : m.stages) {
+        if (s.name == stage) s.job_id = id;
+      }
+    } else if (kind == "state") {
+      std::string state;
+      if (line >> state) m.state = state;
+    }
+  }
+  // The manifest was written before the ids existed: its dependencies say afterok:0.
+  for (std::size_t k = 1; k < m.stages.size(); ++k) {
+    if (!m.stages[k - 1].job_id) continue;
+    for (auto& arg : m.stages[k].sbatch_argv) {
+      if (arg == "--dependency=afterok:0")
+        arg = fmt::format("--dependency=afterok:{}", *m.stages[k - 1].job_id);
+    }
+  }
+}
+
+std::vector<fs::path> list_run_dirs(const fs::path& runs_dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_directory() && fs::exists(it->path() / "manifest.json") &&
+        is_chain_id(it->path().filename().string()))
+      out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<fs::path> find_run_dir(const fs::path& runs_dir, std::string_view chain) {
+  if (chain.empty()) {
+    auto dirs = list_run_dirs(runs_dir);
+    if (dirs.empty()) {
+      return fail("no chain here", runs_dir.string(),
+                  "submit one with 'trnslurm submit', or give --runs-dir or a chain id");
+    }
+    return dirs.back();
+  }
+  if (!is_chain_id(chain)) {
+    return fail(fmt::format("'{}' is not a chain id", chain), "command line",
+                "chain ids look like 20261122-004336-123-1a2b3c4d ('trnslurm list' shows them)");
+  }
+  const auto dir = runs_dir / std::string(chain);
+  if (!fs::exists(dir / "manifest.json")) {
+    return fail(fmt::format("no run directory for chain '{}'", chain), runs_dir.string(),
+                "'trnslurm list' shows the chains of this directory");
+  }
+  return dir;
+}
+
+}  // namespace trnslurm

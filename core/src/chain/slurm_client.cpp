@@ -1,0 +1,162 @@
+#include "trnslurm/chain/slurm_client.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace trnslurm {
+namespace {
+
+constexpr std::string_view squeue_format =
+    "JobID:|,State:|,Reason:|,TimeUsed:|,NumNodes:|,NodeList:|,exit_code:|,Name:|,Comment:";
+constexpr std::size_t squeue_fields = 9;
+
+std::string join_ids(const std::vector<JobId>& ids) {
+  return fmt::format("{}", fmt::join(ids, ","));
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// Splits `line` at the first `fields - 1` '|'; the last field keeps any '|' of its own.
+std::vector<std::string> split_fields(std::string_view line, std::size_t fields) {
+  std::vector<std::string> out;
+  while (out.size() + 1 < fields) {
+    const auto bar = line.find('|');
+    if (bar == std::string_view::npos) break;
+    out.emplace_back(line.substr(0, bar));
+    line.remove_prefix(bar + 1);
+  }
+  out.emplace_back(line);
+  return out;
+}
+
+template <class F>
+Result<std::vector<JobRow>> parse_lines(std::string_view text, std::size_t fields, const char* what, F fill) {
+  std::vector<JobRow> rows;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const auto line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    if (trim(line).empty()) continue;
+    auto f = split_fields(line, fields);
+    if (f.size() != fields) {
+      return fail(fmt::format("unexpected {} output: '{}'", what, line),
+                  fmt::format("{} line {}", what, line_no));
+    }
+    JobRow row;
+    const auto id = trim(f[0]);
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), row.id);
+    if (ec != std::errc{} || end != id.data() + id.size()) {
+      // Array or het job ids ("12_3", "12+0") are not ours: skip them.
+      continue;
+    }
+    fill(row, f);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string exit_code_from_status(std::string_view raw) {
+  int status = 0;
+  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), status);
+  if (ec != std::errc{} || end != raw.data() + raw.size()) return std::string(raw);
+  const int code = (status >> 8) & 0xff;
+  const int signal = status & 0x7f;
+  return signal != 0 ? fmt::format("{}:{}", code, signal) : std::to_string(code);
+}
+
+std::vector<std::string> squeue_argv(const std::vector<JobId>& ids) {
+  return {"squeue", "-h", "-t", "all", "-j", join_ids(ids), "-O", std::string(squeue_format)};
+}
+
+Result<std::vector<JobRow>> parse_squeue(std::string_view text) {
+  return parse_lines(text, squeue_fields, "squeue", [](JobRow& row, std::vector<std::string>& f) {
+    row.state = trim(f[1]);
+    row.reason = trim(f[2]);
+    row.elapsed = trim(f[3]);
+    row.nodes = trim(f[4]);
+    row.nodelist = trim(f[5]);
+    row.exit_code = exit_code_from_status(trim(f[6]));
+    row.name = trim(f[7]);
+    row.comment = trim(f[8]);
+  });
+}
+
+Result<std::vector<JobRow>> parse_sacct(std::string_view text) {
+  return parse_lines(text, squeue_fields, "sacct", [](JobRow& row, std::vector<std::string>& f) {
+    // "CANCELLED by 0" -> "CANCELLED".
+    row.state = trim(f[1].substr(0, f[1].find(' ')));
+    row.reason = trim(f[2]);
+    row.elapsed = trim(f[3]);
+    row.nodes = trim(f[4]);
+    row.nodelist = trim(f[5]);
+    row.exit_code = trim(f[6]);
+    if (row.exit_code.ends_with(":0")) row.exit_code.resize(row.exit_code.size() - 2);
+    row.name = trim(f[7]);
+    row.comment = trim(f[8]);
+  });
+}
+
+Result<JobId> CommandSlurmClient::sbatch(const std::vector<std::string>& argv) {
+  auto r = run_(argv);
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code != 0) {
+    auto msg = trim(r->err);
+    if (msg.empty()) msg = trim(r->out);
+    return fail(msg.empty() ? fmt::format("sbatch exited with {}", r->exit_code) : msg, "sbatch");
+  }
+  return parse_job_id(r->out);
+}
+
+Result<void> CommandSlurmClient::scancel(const std::vector<JobId>& ids) {
+  if (ids.empty()) return {};
+  auto r = run_({"scancel", join_ids(ids)});
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code != 0) return fail(trim(r->err), "scancel " + join_ids(ids));
+  return {};
+}
+
+Result<std::vector<JobRow>> CommandSlurmClient::squeue(const std::vector<JobId>& ids) {
+  if (ids.empty()) return std::vector<JobRow>{};
+  auto r = run_(squeue_argv(ids));
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code != 0) {
+    // Only forgotten ids: squeue refuses the whole request. Not an error for us.
+    if (r->err.find("Invalid job id specified") != std::string::npos) return std::vector<JobRow>{};
+    return fail(trim(r->err), "squeue");
+  }
+  return parse_squeue(r->out);
+}
+
+Result<std::vector<JobRow>> CommandSlurmClient::squeue_by_name(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  auto r = run_({"squeue", "-h", "-t", "all", "-n", joined, "-O", std::string(squeue_format)});
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code != 0) return fail(trim(r->err), "squeue");
+  return parse_squeue(r->out);
+}
+
+Result<std::optional<std::vector<JobRow>>> CommandSlurmClient::sacct(const std::vector<JobId>& ids) {
+  if (ids.empty()) return std::optional<std::vector<JobRow>>{std::vector<JobRow>{}};
+  auto r = run_({"sacct", "-n", "-X", "-P", "-j", join_ids(ids), "-o",
+                 "JobID,State,Reason,Elapsed,NNodes,NodeList,ExitCode,JobName,Comment"});
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code != 0) {
+    // No accounting (accounting_storage/none, or slurmdbd down): fall back, don't fail.
+    return std::optional<std::vector<JobRow>>{};
+  }
+  auto rows = parse_sacct(r->out);
+  if (!rows) return std::unexpected(rows.error());
+  return std::optional<std::vector<JobRow>>{std::move(*rows)};
+}
+
+}  // namespace trnslurm

@@ -1,0 +1,41 @@
+#pragma once
+
+// Totals over the Arrow files of one dataset (a save_to_disk directory's shards, or one .arrow
+// file): every shard must declare the token column the same way, and the warnings about tokens
+// are given once for the dataset, not once per shard. Internal.
+
+#include <filesystem>
+#include <optional>
+
+#include "arrow_ipc.hpp"
+#include "dataset_file.hpp"
+#include "trnslurm/dataset/dataset.hpp"
+
+namespace trnslurm::dataset {
+
+class ArrowShards {
+ public:
+  explicit ArrowShards(const DatasetRequest& request);
+
+  Result<void> add(const std::filesystem::path& file);
+  // A file of an open directory, by name; `file` is its path, for errors.
+  Result<void> add(const Directory& dir, const std::string& name, const std::filesystem::path& file);
+
+  std::uint64_t rows() const { return rows_; }
+  std::uint64_t files() const { return files_; }
+  // Fills rows, tokens, files and the token warnings of out.
+  Result<void> finish(DatasetCount& out) const;
+
+ private:
+  Result<void> add(const ReadOnlyFile& file);
+  const DatasetRequest& request_;
+  ArrowOptions options_;
+  std::optional<TokenLayout> layout_;
+  std::filesystem::path first_file_;
+  std::uint64_t rows_ = 0;
+  std::uint64_t files_ = 0;
+  std::uint64_t token_values_ = 0;
+  std::optional<std::uint64_t> verified_tokens_;
+};
+
+}  // namespace trnslurm::dataset

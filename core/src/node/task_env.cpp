@@ -1,0 +1,259 @@
+#include "trnslurm/node/task_env.hpp"
+
+#include <fmt/format.h>
+
+namespace trnslurm {
+
+namespace {
+
+class Builder {
+ public:
+  explicit Builder(const EnvInput& in) : in_(in) {}
+
+  // The user's environment wins over anything decided here.
+  void add(std::string_view name, std::string value, std::string reason, bool per_task = false) {
+    if (const auto it = in_.user_env.find(name); it != in_.user_env.end()) {
+      plan_.kept.push_back(
+          {std::string(name), it->second,
+           fmt::format("already in your environment: left alone (would have been {}: {})", value, reason),
+           per_task});
+      return;
+    }
+    plan_.set.push_back({std::string(name), std::move(value), std::move(reason), per_task});
+  }
+  bool user_has(std::string_view name) const { return in_.user_env.contains(name); }
+  void note(std::string text) { plan_.notes.push_back(std::move(text)); }
+  EnvPlan take() { return std::move(plan_); }
+
+ private:
+  const EnvInput& in_;
+  EnvPlan plan_;
+};
+
+std::string core_range(std::uint32_t first, std::uint32_t count) {
+  if (count == 1) return std::to_string(first);
+  return fmt::format("{}-{}", first, first + count - 1);
+}
+
+// The logical NeuronCore config: the user's NEURON_LOGICAL_NC_CONFIG, else the plugstack lnc=,
+// else the family's default (2 on trn2, 1 elsewhere). trn1 and inf2 only know 1.
+Result<std::uint32_t> choose_lnc(const EnvInput& in, std::string& from) {
+  std::uint32_t lnc = in.topology.family == Family::trn2 ? 2U : 1U;
+  from = fmt::format("default for {}", to_string(in.topology.family));
+  if (in.settings.lnc) {
+    lnc = *in.settings.lnc;
+    from = "plugstack.conf lnc=";
+  }
+  if (const auto it = in.user_env.find("NEURON_LOGICAL_NC_CONFIG"); it != in.user_env.end()) {
+    if (it->second != "1" && it->second != "2")
+      return fail(fmt::format("NEURON_LOGICAL_NC_CONFIG='{}' is neither 1 nor 2", it->second),
+                  "NEURON_LOGICAL_NC_CONFIG", "unset it or set 1 or 2 (it must match --logical-nc-config)");
+    lnc = it->second == "1" ? 1U : 2U;
+    from = "your NEURON_LOGICAL_NC_CONFIG";
+  }
+  if (lnc != 1 && in.topology.family != Family::trn2 && in.topology.family != Family::unknown)
+    return fail(fmt::format("LNC={} ({}) on a {} node, which supports only LNC=1", lnc, from,
+                            to_string(in.topology.family)),
+                "NEURON_LOGICAL_NC_CONFIG", "use LNC=1 on trn1 and inf2");
+  return lnc;
+}
+
+struct ModeChoice {
+  CoreMode mode;
+  std::string from;
+};
+
+// auto: per-node when the node runs one task of the step (torchrun), per-task otherwise.
+ModeChoice resolve_mode(const EnvInput& in) {
+  if (in.settings.cores != CoreMode::automatic) return {in.settings.cores, in.settings.cores_from};
+  return {in.task.local_count == 1 ? CoreMode::per_node : CoreMode::per_task,
+          fmt::format("auto: {} task(s) of the step on this node", in.task.local_count)};
+}
+
+// One rank per task, whether or not this node's cores could be assigned.
+void add_ranks(const EnvInput& in, Builder& b) {
+  const auto mode = resolve_mode(in).mode;
+  if (mode != CoreMode::per_task && mode != CoreMode::fixed) return;  // torchrun sets its workers' ranks
+  const auto& t = in.task;
+  b.add("RANK", std::to_string(t.global_id), "one rank per task: the task's global id", true);
+  b.add("WORLD_SIZE", std::to_string(t.total_tasks), "tasks in the step");
+  b.add("LOCAL_RANK", std::to_string(t.local_id), "the task's id on this node", true);
+  b.add("LOCAL_WORLD_SIZE", std::to_string(t.local_count), "tasks of the step on this node");
+}
+
+Result<void> add_cores(const EnvInput& in, Builder& b) {
+  const auto& s = in.settings;
+  const auto& t = in.task;
+  const bool explicit_mode = s.cores != CoreMode::automatic;
+  if (b.user_has("NEURON_RT_VISIBLE_CORES") || b.user_has("NEURON_RT_NUM_CORES")) {
+    b.note("NEURON_RT_VISIBLE_CORES/NEURON_RT_NUM_CORES come from your environment: cores not assigned");
+    return {};
+  }
+  if (in.topology.devices.empty()) {
+    if (explicit_mode)
+      return fail(fmt::format("{} asks for NeuronCores, but no Neuron device was found under {}",
+                              s.cores == CoreMode::fixed ? std::to_string(s.cores_per_task)
+                                                         : std::string(to_string(s.cores)),
+                              in.topology.root),
+                  "--trn-cores", "run on a Trainium node, or drop --trn-cores");
+    b.note(fmt::format("no Neuron device under {}: NeuronCore variables not set", in.topology.root));
+    return {};
+  }
+  std::string lnc_from;
+  const auto lnc = choose_lnc(in, lnc_from);
+  if (!lnc) return std::unexpected(lnc.error());
+  const auto physical = in.topology.physical_cores();
+  if (!physical) {
+    if (explicit_mode)
+      return fail(fmt::format("the NeuronCore count of this node is unknown (core_count unreadable under {})",
+                              in.topology.root),
+                  "--trn-cores", "check the Neuron driver (neuron-ls), or drop --trn-cores");
+    b.note("NeuronCore count unknown (core_count unreadable): NeuronCore variables not set");
+    return {};
+  }
+  if (*physical % *lnc != 0)
+    return fail(
+        fmt::format("{} physical NeuronCores do not split into LNC={} logical cores", *physical, *lnc),
+        "NEURON_LOGICAL_NC_CONFIG");
+  const std::uint32_t cores = *physical / *lnc;
+  const std::string node_desc =
+      fmt::format("{} NeuronCores on {} devices{}", cores, in.topology.devices.size(),
+                  in.topology.instance_type ? " of a " + *in.topology.instance_type : std::string{});
+  if (in.topology.family == Family::trn2)
+    b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(*lnc),
+          fmt::format("logical NeuronCore config ({})", lnc_from));
+
+  const auto [mode, mode_from] = resolve_mode(in);
+  switch (mode) {
+    case CoreMode::per_node: {
+      if (t.local_count != 1)
+        return fail(fmt::format("per-node gives all {} cores to one task, but this node runs {} "
+                                "tasks of the step",
+                                cores, t.local_count),
+                    "--trn-cores",
+                    "use --ntasks-per-node=1 (torchrun starts the workers) or --trn-cores=per-task");
+      const std::string why = fmt::format("per-node ({}): every core of this node, {}", mode_from, node_desc);
+      b.add("NEURON_RT_NUM_CORES", std::to_string(cores), why);
+      b.add("NEURON_RT_VISIBLE_CORES", core_range(0, cores), why);
+      b.add("TRNSLURM_NPROC_PER_NODE", std::to_string(cores),
+            "torchrun --nproc_per_node: one worker per core");
+      return {};
+    }
+    case CoreMode::per_task:
+    case CoreMode::fixed: {
+      const std::uint32_t per = mode == CoreMode::fixed ? s.cores_per_task : cores / t.local_count;
+      const std::uint64_t wanted = std::uint64_t{per} * t.local_count;
+      if (per == 0 || wanted > cores)
+        return fail(fmt::format("{} tasks x {} cores per task need {} NeuronCores, but this node has {}",
+                                t.local_count, per == 0 ? 1 : per, per == 0 ? t.local_count : wanted, cores),
+                    "--trn-cores", "run fewer tasks per node or give each fewer cores (--trn-cores=N)");
+      const std::string why =
+          fmt::format("{} ({}): local task {} of {} gets {} of the {}",
+                      mode == CoreMode::fixed ? fmt::format("{} cores per task", per) : "per-task", mode_from,
+                      t.local_id, t.local_count, per, node_desc);
+      b.add("NEURON_RT_VISIBLE_CORES", core_range(t.local_id * per, per), why, true);
+      b.add("NEURON_RT_NUM_CORES", std::to_string(per), why);
+      return {};
+    }
+    case CoreMode::automatic:
+      break;
+  }
+  return {};
+}
+
+void add_efa(const EnvInput& in, Builder& b) {
+  const auto& s = in.settings;
+  std::string why;
+  switch (s.efa) {
+    case EfaMode::off:
+      b.note(fmt::format("EFA off ({}): FI_* left alone", s.efa_from));
+      return;
+    case EfaMode::on:
+      why = fmt::format("EFA forced on ({})", s.efa_from);
+      break;
+    case EfaMode::automatic:
+      if (in.efa.state != EfaState::present) {
+        b.note(
+            fmt::format("no efa provider ({}: {}): FI_* left alone", to_string(in.efa.state), in.efa.detail));
+        return;
+      }
+      why = fmt::format("the node's efa provider ({})", in.efa.detail);
+      break;
+  }
+  b.add("FI_PROVIDER", "efa", why);
+  b.add("FI_EFA_USE_DEVICE_RDMA", "1", why);
+  b.add("FI_EFA_FORK_SAFE", "1", why + "; workers fork (data loaders)");
+}
+
+void add_rendezvous(const EnvInput& in, Builder& b) {
+  const auto& s = in.settings;
+  const auto& t = in.task;
+  b.add("MASTER_ADDR", in.master.address, fmt::format("first node of the step, {}", in.master.how));
+  b.add("MASTER_PORT", std::to_string(s.master_port), "plugstack master_port (default 44000)");
+  if (s.root_comm_port)
+    b.add("NEURON_RT_ROOT_COMM_ID", fmt::format("{}:{}", in.master.address, *s.root_comm_port),
+          fmt::format("asked for by {}: the master address and port", s.root_comm_from));
+  b.add("TRNSLURM_NODE_RANK", std::to_string(t.node_id),
+        fmt::format("node {} of the step's {} nodes (torchrun --node_rank)", t.node_id, t.nnodes));
+  b.add("TRNSLURM_NNODES", std::to_string(t.nnodes), "nodes in the step (torchrun --nnodes)");
+}
+
+void add_runtime(const EnvInput& in, Builder& b) {
+  const auto& s = in.settings;
+  b.add("MALLOC_ARENA_MAX", s.malloc_arena_max,
+        "caps glibc arenas: host OOM otherwise (plugstack malloc_arena_max)");
+  b.add("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", s.inflight,
+        "runtime default (plugstack inflight; >3 may OOM)");
+  b.add("NEURON_RT_STOCHASTIC_ROUNDING_EN", s.stochastic_rounding,
+        "runtime default (plugstack stochastic_rounding)");
+  b.add("NEURON_FUSE_SOFTMAX", s.fuse_softmax, "runtime default (plugstack fuse_softmax)");
+  if (s.cache_mode == CacheMode::per_host)
+    b.add("NEURON_COMPILE_CACHE_URL", s.cache + "/" + in.hostname,
+          fmt::format("compile cache ({}), one per host (plugstack cache_mode=per-host)", s.cache_from));
+  else
+    b.add("NEURON_COMPILE_CACHE_URL", s.cache,
+          fmt::format("compile cache ({}), shared by every host", s.cache_from));
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& considered_variables() {
+  static const std::vector<std::string_view> names{"NEURON_LOGICAL_NC_CONFIG",
+                                                   "NEURON_RT_NUM_CORES",
+                                                   "NEURON_RT_VISIBLE_CORES",
+                                                   "TRNSLURM_NPROC_PER_NODE",
+                                                   "RANK",
+                                                   "WORLD_SIZE",
+                                                   "LOCAL_RANK",
+                                                   "LOCAL_WORLD_SIZE",
+                                                   "FI_PROVIDER",
+                                                   "FI_EFA_USE_DEVICE_RDMA",
+                                                   "FI_EFA_FORK_SAFE",
+                                                   "MASTER_ADDR",
+                                                   "MASTER_PORT",
+                                                   "NEURON_RT_ROOT_COMM_ID",
+                                                   "TRNSLURM_NODE_RANK",
+                                                   "TRNSLURM_NNODES",
+                                                   "MALLOC_ARENA_MAX",
+                                                   "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS",
+                                                   "NEURON_RT_STOCHASTIC_ROUNDING_EN",
+                                                   "NEURON_FUSE_SOFTMAX",
+                                                   "NEURON_COMPILE_CACHE_URL"};
+  return names;
+}
+
+Result<EnvPlan> task_environment(const EnvInput& in) {
+  Builder b(in);
+  if (!in.settings.enabled) {
+    b.note("--trn-env=off: nothing set");
+    return b.take();
+  }
+  if (auto ok = add_cores(in, b); !ok) return std::unexpected(ok.error());
+  add_ranks(in, b);
+  add_efa(in, b);
+  add_rendezvous(in, b);
+  add_runtime(in, b);
+  return b.take();
+}
+
+}  // namespace trnslurm

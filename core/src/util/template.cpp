@@ -1,0 +1,246 @@
+#include "trnslurm/util/template.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+namespace trnslurm {
+namespace {
+
+// file:line:column of byte `offset` of a template that starts at `origin`.
+std::string where_in(std::string_view text, std::size_t offset, const TextOrigin& origin) {
+  std::uint32_t line = origin.line;
+  std::uint32_t column = origin.column;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("{}:{}:{}", origin.file.empty() ? "<template>" : origin.file, line, column);
+}
+
+bool is_name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+bool is_placeholder_name(std::string_view name) {
+  if (name.empty() || !is_name_start(name.front())) return false;
+  for (char c : name) {
+    if (!is_name_char(c) && c != '.') return false;
+  }
+  return name.back() != '.';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+bool is_shell_name(std::string_view name) {
+  if (name.empty() || !is_name_start(name.front())) return false;
+  for (char c : name) {
+    if (!is_name_char(c)) return false;
+  }
+  return true;
+}
+
+Result<std::string> shell_quote(std::string_view value) {
+  std::string out = "'";
+  out.reserve(value.size() + 2);
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c == 0) {
+      return fail("a value holds a NUL byte, which no shell word can carry", fmt::format("byte {}", i),
+                  "remove the NUL byte from the value");
+    }
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      return fail(fmt::format("a value holds the control character 0x{:02x}", c), fmt::format("byte {}", i),
+                  "only tab and newline are allowed among control characters; remove it");
+    }
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string variable_for(std::string_view name) {
+  std::string out = "TRNSLURM_";
+  for (char c : name) out += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+namespace {
+
+// Bash's quoting context at a point of a script, approximately: enough to choose the nicest
+// variable reference. A misjudged context costs word splitting, never execution.
+class QuoteTracker {
+ public:
+  enum class Context { unquoted, single, double_quoted };
+
+  Context context() const {
+    switch (stack_.back()) {
+      case Frame::single:
+      case Frame::ansi_c:
+        return Context::single;
+      case Frame::double_quoted:
+        return Context::double_quoted;
+      default:
+        return Context::unquoted;
+    }
+  }
+
+  // Feeds text[i]; returns how many characters were consumed (2 for an escape).
+  std::size_t feed(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    auto& top = stack_.back();
+    switch (top) {
+      case Frame::comment:
+        if (c == '\n') stack_.pop_back();
+        return 1;
+      case Frame::single:
+        if (c == '\'') stack_.pop_back();
+        return 1;
+      case Frame::ansi_c:
+        if (c == '\\') return 2;
+        if (c == '\'') stack_.pop_back();
+        return 1;
+      case Frame::double_quoted:
+        if (c == '\\') return 2;
+        if (c == '"') {
+          stack_.pop_back();
+          return 1;
+        }
+        return open_substitution(c, next);
+      case Frame::backtick:
+        if (c == '`') {
+          stack_.pop_back();
+          return 1;
+        }
+        return unquoted(text, i);
+      case Frame::command_sub:
+        if (c == ')') {
+          stack_.pop_back();
+          return 1;
+        }
+        if (c == '(') {
+          stack_.push_back(Frame::command_sub);
+          return 1;
+        }
+        return unquoted(text, i);
+      case Frame::top:
+        return unquoted(text, i);
+    }
+    return 1;
+  }
+
+ private:
+  enum class Frame { top, single, ansi_c, double_quoted, command_sub, backtick, comment };
+
+  std::size_t open_substitution(char c, char next) {
+    if (c == '$' && next == '(') {
+      stack_.push_back(Frame::command_sub);
+      return 2;
+    }
+    if (c == '`') stack_.push_back(Frame::backtick);
+    return 1;
+  }
+
+  std::size_t unquoted(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    if (c == '\\') return 2;
+    if (c == '\'') {
+      stack_.push_back(Frame::single);
+      return 1;
+    }
+    if (c == '"') {
+      stack_.push_back(Frame::double_quoted);
+      return 1;
+    }
+    if (c == '$' && next == '\'') {
+      stack_.push_back(Frame::ansi_c);
+      return 2;
+    }
+    if (c == '#' && (i == 0 || std::string_view(" \t\n;&|()").find(text[i - 1]) != std::string_view::npos)) {
+      stack_.push_back(Frame::comment);
+      return 1;
+    }
+    return open_substitution(c, next);
+  }
+
+  std::vector<Frame> stack_{Frame::top};
+};
+
+}  // namespace
+
+Result<std::string> render_template(std::string_view text, const TemplateValues& values,
+                                    const TextOrigin& origin, Substitution how,
+                                    std::vector<std::string>* used) {
+  std::string out;
+  out.reserve(text.size());
+  QuoteTracker quotes;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, 3, "\\{{") == 0) {
+      out += "{{";
+      i += 3;
+      continue;
+    }
+    if (text.compare(i, 2, "{{") != 0) {
+      const auto n = std::min(quotes.feed(text, i), text.size() - i);
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    const auto close = text.find("}}", i + 2);
+    const auto newline = text.find('\n', i + 2);
+    if (close == std::string_view::npos || (newline != std::string_view::npos && newline < close)) {
+      return fail("unterminated placeholder: '{{' without '}}' on the same line", where_in(text, i, origin),
+                  "close it with '}}', or write '\\{{' for a literal '{{'");
+    }
+    const auto name = trim(text.substr(i + 2, close - i - 2));
+    if (!is_placeholder_name(name)) {
+      return fail(fmt::format("invalid placeholder name '{}'", name), where_in(text, i, origin),
+                  "names are letters, digits, '_' and '.', starting with a letter or '_'");
+    }
+    const auto found = values.find(name);
+    if (found == values.end()) {
+      std::string known;
+      for (const auto& [key, value] : values) known += (known.empty() ? "" : ", ") + key;
+      return fail(fmt::format("unknown placeholder '{{{{{}}}}}'", name), where_in(text, i, origin),
+                  fmt::format("known placeholders: {}", known));
+    }
+    if (how == Substitution::variables) {
+      if (auto q = shell_quote(found->second); !q) {
+        return fail(fmt::format("the value of '{}' cannot be put in a job script: {}", name, q.error().what),
+                    where_in(text, i, origin), q.error().hint);
+      }
+      const auto var = variable_for(name);
+      out +=
+          quotes.context() == QuoteTracker::Context::double_quoted ? "${" + var + "}" : "\"${" + var + "}\"";
+    } else {
+      out += found->second;
+    }
+    if (used != nullptr) used->emplace_back(name);
+    i = close + 2;
+  }
+  return out;
+}
+
+}  // namespace trnslurm

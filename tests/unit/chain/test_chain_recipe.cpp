@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "trnslurm/chain/chain_recipe.hpp"
+#include "trnslurm/plan/plan.hpp"
+#include "trnslurm/recipe/bundled_recipes.hpp"
+
+using namespace trnslurm;
+
+namespace {
+DatasetSize given(std::uint64_t samples) {
+  DatasetSize size;
+  size.samples = samples;
+  size.format = "given";
+  return size;
+}
+std::string tiny_recipe() {
+  const auto* r = find_bundled_recipe("tiny-cpu");
+  return r != nullptr ? std::string(r->text) : std::string();
+}
+
+// The recipe text, planned for 1000 samples, as chain inputs with backend_dir added as
+// `trnslurm submit` adds it.
+std::pair<Plan, ChainInputs> inputs_for(const std::string& text) {
+  auto recipe = load_recipe_text(text, "tiny.toml");
+  REQUIRE(recipe);
+  auto plan = make_plan(*recipe, given(1000));
+  REQUIRE(plan);
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x");
+  REQUIRE(in);
+  in->values["backend_dir"] = "/opt/trnslurm/cpu";
+  return {std::move(*plan), std::move(*in)};
+}
+}  // namespace
+
+TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the plan's figures") {
+  const auto text = tiny_recipe();
+  REQUIRE_FALSE(text.empty());
+  const auto [plan, in] = inputs_for(text);
+  CHECK(in.values.at("total_steps") == std::to_string(plan.total_steps));
+  CHECK(in.values.at("model.name") == "tiny");
+  CHECK_FALSE(in.slurm.exclusive);
+  auto chain = render_chain(in);
+  REQUIRE(chain);
+  REQUIRE(chain->stages.size() == 4);
+  const auto& train = chain->stages[2].script;
+  CHECK(train.find("export TRNSLURM_TOTAL_STEPS='" + std::to_string(plan.total_steps) + "'") !=
+        std::string::npos);
+  CHECK(train.find("export TRNSLURM_WARMUP_STEPS='" + std::to_string(plan.warmup_steps) + "'") !=
+        std::string::npos);
+  CHECK(train.find("export TRNSLURM_GRAD_ACCUM='" + std::to_string(plan.grad_accum) + "'") !=
+        std::string::npos);
+  // Inside the single-quoted `bash -c '...'` the placeholder is a reference the inner shell expands.
+  CHECK(train.find("--total_steps \"${TRNSLURM_TOTAL_STEPS}\"") != std::string::npos);
+  CHECK(train.find("export TRNSLURM_BACKEND_DIR='/opt/trnslurm/cpu'") != std::string::npos);
+  CHECK(chain->stages[0].time == "00:05:00");
+}
+
+TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line and column") {
+  auto text = tiny_recipe();
+  const auto at = text.find("/usr/bin/python3 \"{{backend_dir}}/convert_back.py");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "run {{no_such_key}}\n");
+  const auto in = inputs_for(text).second;
+  auto chain = render_chain(in);
+  REQUIRE_FALSE(chain);
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  CHECK(chain.error().where == "tiny.toml:" + std::to_string(line) + ":5");
+}
+
+TEST_CASE("chain_recipe: runs_dir is taken from the recipe's directory") {
+  Recipe r;
+  r.source = "/some/where/trnslurm.toml";
+  r.run.runs_dir = "runs";
+  CHECK(runs_dir_of(r) == std::filesystem::path("/some/where/runs"));
+  r.run.runs_dir = "/abs/runs";
+  CHECK(runs_dir_of(r) == std::filesystem::path("/abs/runs"));
+}

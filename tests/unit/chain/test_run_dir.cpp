@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "trnslurm/chain/run_dir.hpp"
+
+using namespace trnslurm;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "trnslurm-rundir-XXXXXX").string();
+    path = ::mkdtemp(t.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+}  // namespace
+
+TEST_CASE("run_dir: manifest round trip") {
+  Manifest m;
+  m.chain_id = "20261122-010203-0000abcd";
+  m.created = "2026-11-22T01:02:03Z";
+  m.state = "submitted";
+  m.run_dir = "/runs/20261122-010203-0000abcd";
+  m.stages.push_back(StageRecord{"convert", JobId{7}, {"sbatch", "--parsable"}, "COMPLETED", "0"});
+  m.stages.push_back(StageRecord{"train", std::nullopt, {}, "", ""});
+  auto back = manifest_from_json(manifest_to_json(m), "m.json");
+  REQUIRE(back);
+  CHECK(back->chain_id == m.chain_id);
+  CHECK(back->state == "submitted");
+  REQUIRE(back->stages.size() == 2);
+  CHECK(back->stages[0].job_id == JobId{7});
+  CHECK(back->stages[0].sbatch_argv == m.stages[0].sbatch_argv);
+  CHECK(back->stages[0].last_state == "COMPLETED");
+  CHECK_FALSE(back->stages[1].job_id);
+  auto refs = stage_refs(*back);
+  CHECK(refs[0].last_exit_code == "0");
+}
+
+TEST_CASE("run_dir: a damaged manifest is an error naming the file") {
+  auto r = manifest_from_json("{\"chain_id\": 3}", "runs/x/manifest.json");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().where == "runs/x/manifest.json");
+  CHECK_FALSE(manifest_from_json("not json", "m"));
+  CHECK_FALSE(manifest_from_json(R"({"chain_id":"../x","run_dir":"/","stages":[]})", "m"));
+}
+
+TEST_CASE("run_dir: run directories are created once, listed in order, newest found") {
+  TempDir t;
+  const auto runs = t.path / "runs";
+  auto a = create_run_dir(runs, "20261122-010203-00000001");
+  REQUIRE(a);
+  CHECK(fs::is_directory(*a / "logs"));
+  CHECK_FALSE(create_run_dir(runs, "20261122-010203-00000001"));
+  auto b = create_run_dir(runs, "20261122-010204-00000000");
+  REQUIRE(b);
+  CHECK_FALSE(find_run_dir(runs, ""));  // no manifest yet
+  for (const auto& dir : {*a, *b}) {
+    Manifest m;
+    m.chain_id = dir.filename().string();
+    m.run_dir = dir;
+    REQUIRE(write_manifest(m));
+  }
+  const auto dirs = list_run_dirs(runs);
+  REQUIRE(dirs.size() == 2);
+  CHECK(dirs[0].filename() == "20261122-010203-00000001");
+  CHECK(find_run_dir(runs, "")->filename() == "20261122-010204-00000000");
+  CHECK(find_run_dir(runs, "20261122-010203-00000001")->filename() == "20261122-010203-00000001");
+  CHECK_FALSE(find_run_dir(runs, "20991122-010203-00000001"));
+  CHECK_FALSE(find_run_dir(runs, "../../etc"));
+  auto m = read_manifest(*a);
+  REQUIRE(m);
+  CHECK(m->chain_id == "20261122-010203-00000001");
+}
+
+TEST_CASE("run_dir: atomic writes replace the file and leave no temporary behind") {
+  TempDir t;
+  const auto f = t.path / "x.json";
+  REQUIRE(write_file_atomic(f, "one"));
+  REQUIRE(write_file_atomic(f, "two"));
+  std::ifstream in(f);
+  std::string text;
+  std::getline(in, text);
+  CHECK(text == "two");
+  CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
+  CHECK_FALSE(write_file_atomic(t.path / "missing" / "x", "y"));
+}
+
+TEST_CASE("run_dir: the journal records ids and states on top of the manifest") {
+  TempDir t;
+  auto dir = create_run_dir(t.path / "runs", "20261122-010203-000-00000001");
+  REQUIRE(dir);
+  Manifest m;
+  m.chain_id = "20261122-010203-000-00000001";
+  m.run_dir = *dir;
+  m.state = "submitting";
+  m.stages.push_back(StageRecord{"convert", std::nullopt, {"sbatch", "c.sh"}, "", ""});
+  m.stages.push_back(
+      StageRecord{"train", std::nullopt, {"sbatch", "--dependency=afterok:0", "t.sh"}, "", ""});
+  REQUIRE(write_manifest(m));
+  REQUIRE(record_job(*dir, "convert", 41));
+  auto mid = read_manifest(*dir);
+  REQUIRE(mid);
+  CHECK(mid->state == "submitting");
+  CHECK(mid->stages[0].job_id == JobId{41});
+  CHECK_FALSE(mid->stages[1].job_id);
+  CHECK(mid->stages[1].sbatch_argv[1] == "--dependency=afterok:41");
+  REQUIRE(record_job(*dir, "train", 42));
+  REQUIRE(record_state(*dir, "submitted"));
+  auto done = read_manifest(*dir);
+  REQUIRE(done);
+  CHECK(done->state == "submitted");
+  CHECK(done->stages[1].job_id == JobId{42});
+}
+
+TEST_CASE("run_dir: a torn or foreign journal line is skipped") {
+  Manifest m;
+  m.stages.push_back(StageRecord{"convert", std::nullopt, {}, "", ""});
+  apply_journal(m, "job convert 7\nstate submitted\njob convert x\nnonsense\njob convert 9");
+  CHECK(m.stages[0].job_id == JobId{7});
+  CHECK(m.state == "submitted");
+  apply_journal(m, "job nosuchstage 5\njob convert 0\n");
+  CHECK(m.stages[0].job_id == JobId{7});
+}

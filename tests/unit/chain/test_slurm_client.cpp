@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include "trnslurm/chain/slurm_client.hpp"
+
+using namespace trnslurm;
+
+TEST_CASE("slurm_client: squeue output, with '|' inside the comment") {
+  auto rows = parse_squeue(
+      "12|FAILED|NonZeroExitCode|0:03|1|n1|768|trn-c-train|trnslurm:c:train\n"
+      "13|PENDING|DependencyNeverSatisfied|0:00|2||0|trn-c-convert_back|a|b|c\n"
+      "14_2|PENDING|None|0:00|1||0|array|x\n");
+  REQUIRE(rows);
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].id == 12);
+  CHECK((*rows)[0].state == "FAILED");
+  CHECK((*rows)[0].exit_code == "3");
+  CHECK((*rows)[0].nodelist == "n1");
+  CHECK((*rows)[0].comment == "trnslurm:c:train");
+  CHECK((*rows)[1].reason == "DependencyNeverSatisfied");
+  CHECK((*rows)[1].nodes == "2");
+  CHECK((*rows)[1].comment == "a|b|c");
+}
+
+TEST_CASE("slurm_client: malformed squeue output is an error") {
+  CHECK_FALSE(parse_squeue("12|RUNNING\n"));
+  CHECK(parse_squeue("")->empty());
+}
+
+TEST_CASE("slurm_client: wait statuses become exit codes") {
+  CHECK(exit_code_from_status("0") == "0");
+  CHECK(exit_code_from_status("768") == "3");
+  CHECK(exit_code_from_status("9") == "0:9");
+  CHECK(exit_code_from_status("") == "");
+}
+
+TEST_CASE("slurm_client: sacct output") {
+  auto rows = parse_sacct("5|CANCELLED by 0|None|00:00:01|1|n1|0:15|trn-c-x|trnslurm:c:x\n");
+  REQUIRE(rows);
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].state == "CANCELLED");
+  CHECK((*rows)[0].exit_code == "0:15");
+  auto ok = parse_sacct("6|COMPLETED|None|00:00:01|1|n1|0:0|n|c\n");
+  CHECK((*ok)[0].exit_code == "0");
+}
+
+namespace {
+struct Script {
+  std::vector<std::vector<std::string>> calls;
+  ProcessOutput next;
+  CommandRunner runner() {
+    return [this](const std::vector<std::string>& argv) -> Result<ProcessOutput> {
+      calls.push_back(argv);
+      return next;
+    };
+  }
+};
+}  // namespace
+
+TEST_CASE("slurm_client: sbatch returns the id or sbatch's own message") {
+  Script s;
+  CommandSlurmClient c(s.runner());
+  s.next = {0, "41\n", ""};
+  CHECK(*c.sbatch({"sbatch", "x.sh"}) == 41);
+  s.next = {1, "", "sbatch: error: invalid partition specified: nope\n"};
+  auto e = c.sbatch({"sbatch", "x.sh"});
+  REQUIRE_FALSE(e);
+  CHECK(e.error().what == "sbatch: error: invalid partition specified: nope");
+}
+
+TEST_CASE("slurm_client: one squeue call; only forgotten ids is not an error") {
+  Script s;
+  CommandSlurmClient c(s.runner());
+  s.next = {1, "", "slurm_load_jobs error: Invalid job id specified\n"};
+  auto rows = c.squeue({1, 2});
+  REQUIRE(rows);
+  CHECK(rows->empty());
+  REQUIRE(s.calls.size() == 1);
+  CHECK(s.calls[0] == squeue_argv({1, 2}));
+  CHECK(s.calls[0][5] == "1,2");
+  s.next = {1, "", "squeue: error: Unable to contact slurm controller\n"};
+  CHECK_FALSE(c.squeue({1}));
+}
+
+TEST_CASE("slurm_client: sacct without accounting falls back") {
+  Script s;
+  CommandSlurmClient c(s.runner());
+  s.next = {1, "", "Slurm accounting storage is disabled\n"};
+  auto r = c.sacct({1});
+  REQUIRE(r);
+  CHECK_FALSE(r->has_value());
+}

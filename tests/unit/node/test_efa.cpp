@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <filesystem>
+
+#include <fstream>
+
+#include "trnslurm/node/efa.hpp"
+
+using namespace trnslurm;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path scratch(const char* name) {
+  auto p = fs::temp_directory_path() / fmt::format("trnslurm-efa-{}-{}", name, getpid());
+  fs::remove_all(p);
+  return p;
+}
+}  // namespace
+
+TEST_CASE("efa: the state file round-trips") {
+  for (auto state : {EfaState::present, EfaState::absent, EfaState::unknown}) {
+    const EfaProbe p{state, "why\nnot"};
+    const auto back = parse_efa_state(format_efa_state(p));
+    CHECK(back.state == state);
+    CHECK(back.detail == "why not");
+  }
+  CHECK(parse_efa_state("garbage").state == EfaState::unknown);
+  CHECK(parse_efa_state("state=sideways\n").state == EfaState::unknown);
+}
+
+TEST_CASE("efa: written by root, read back; refused when others can write") {
+  if (geteuid() != 0) {
+    SUCCEED("needs root to own the state directory");
+    return;
+  }
+  const auto dir = scratch("state");
+  REQUIRE(write_efa_state(dir, {EfaState::absent, "fi_getinfo: -61"}));
+  const auto got = read_efa_state(dir);
+  REQUIRE(got);
+  CHECK(got->state == EfaState::absent);
+  CHECK(got->detail == "fi_getinfo: -61");
+  CHECK((fs::status(dir / "efa").permissions() & fs::perms::others_write) == fs::perms::none);
+
+  chmod((dir / "efa").c_str(), 0666);
+  const auto loose = read_efa_state(dir);
+  REQUIRE_FALSE(loose);
+  CHECK(loose.error().what.find("not trusted") != std::string::npos);
+  chmod((dir / "efa").c_str(), 0644);
+  chmod(dir.c_str(), 0777);
+  CHECK_FALSE(read_efa_state(dir));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("efa: no probe result is an error the caller turns into unknown") {
+  const auto r = read_efa_state(scratch("missing"));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("has not probed") != std::string::npos);
+}
+
+TEST_CASE("efa: the real probe answers (absent on a machine without an EFA device)") {
+  const auto p = probe_efa();
+  CHECK_FALSE(p.detail.empty());
+  // This machine has libfabric without an EFA device (slurm-lab.md): the efa provider answers -61.
+  if (fs::exists("/sys/class/infiniband")) return;
+  CHECK(p.state == EfaState::absent);
+}

@@ -1,0 +1,89 @@
+// The plugin's security claims that a unit test can check (docs/security.md); the rest run on
+// the real cluster in tests/integration/test_security.sh.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "trnslurm/node/efa.hpp"
+#include "trnslurm/node/settings.hpp"
+#include "trnslurm/node/task_env.hpp"
+#include "trnslurm/util/printable.hpp"
+
+namespace fs = std::filesystem;
+using namespace trnslurm;
+
+namespace {
+fs::path fresh_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("trnslurm-security-" + std::to_string(getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("security: option values with newlines, control characters or huge sizes are refused") {
+  const std::string huge(1 << 20, '1');
+  CHECK_FALSE(parse_cores("4\n"));
+  CHECK_FALSE(parse_cores(huge));
+  CHECK_FALSE(parse_efa("on\n"));
+  CHECK_FALSE(parse_env_switch("on\r"));
+  CHECK_FALSE(parse_cache("/ok\nforged"));
+  CHECK_FALSE(parse_cache("/ok\x1b[2J"));
+  CHECK_FALSE(parse_cache("/" + huge));
+  CHECK_FALSE(parse_root_comm(std::string_view("46820\n"), 46820));
+  CHECK_FALSE(parse_root_comm(std::string_view(huge), 46820));
+  // And the message naming the value is one printable line of bounded size.
+  const auto err = parse_cores("4\nerror: forged");
+  REQUIRE_FALSE(err);
+  const auto line = printable(to_string(err.error()));
+  CHECK(line.find('\n') == std::string::npos);
+  const auto big = parse_cache("/" + huge);
+  REQUIRE_FALSE(big);
+  CHECK(printable(to_string(big.error())).size() <= 1024 + 3);
+}
+
+TEST_CASE("security: root= and state_dir= are plugstack arguments, never user options") {
+  UserOptions opts;
+  for (const char* name : {"root", "state_dir", "trn-root", "trn-state-dir", "trn-state_dir"}) {
+    const auto r = apply_option(opts, name, std::string_view("/tmp/evil"), 46820);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what.find("unknown option") != std::string::npos);
+  }
+  const auto site = parse_plugstack_args({"root=/admin/%n", "state_dir=/run/trnslurm"});
+  REQUIRE(site);
+  const auto merged = merge(*site, opts);
+  CHECK(merged.cache == SiteSettings{}.defaults.cache);
+  // %n is the only expansion: no environment variable or other % reaches the path.
+  CHECK(expand_node_pattern("/admin/%n", "n1").value() == "/admin/n1");
+  CHECK_FALSE(expand_node_pattern("/admin/%u", "n1"));
+  CHECK_FALSE(expand_node_pattern("/admin/%n", "../etc"));
+}
+
+TEST_CASE("security: an EFA answer in a user-owned file or directory is not trusted") {
+  if (geteuid() != 0) {
+    SUCCEED("needs root to give the files away");
+    return;
+  }
+  const auto dir = fresh_dir("efa");
+  REQUIRE(write_efa_state(dir, {EfaState::present, "probed"}));
+  REQUIRE(read_efa_state(dir));  // trusted as the slurmd left it: the checks below can fail
+  REQUIRE(chown((dir / "efa").c_str(), 65534, 65534) == 0);
+  auto r = read_efa_state(dir);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("not trusted") != std::string::npos);
+  REQUIRE(chown((dir / "efa").c_str(), 0, 0) == 0);
+  REQUIRE(read_efa_state(dir));
+  REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);
+  CHECK_FALSE(read_efa_state(dir));
+  // Nor does the slurmd (root) write into a directory a user owns.
+  CHECK_FALSE(write_efa_state(dir, {EfaState::absent, "probed"}));
+  REQUIRE(chown(dir.c_str(), 0, 0) == 0);
+  // A symlink in place of the file is not followed.
+  fs::remove(dir / "efa");
+  fs::create_symlink("/etc/hostname", dir / "efa");
+  CHECK_FALSE(read_efa_state(dir));
+  fs::remove_all(dir);
+}

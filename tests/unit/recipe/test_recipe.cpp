@@ -1,0 +1,329 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "trnslurm/recipe/bundled_recipes.hpp"
+#include "trnslurm/recipe/recipe.hpp"
+
+using namespace trnslurm;
+
+namespace {
+std::string fixture(const std::string& name) {
+  return std::string(TRNSLURM_FIXTURES) + "/recipes/" + name;
+}
+
+// Loads a fixture that must fail; returns the error.
+Error error_of(const std::string& name, const std::vector<Override>& overrides = {}) {
+  auto r = load_recipe(fixture(name), overrides);
+  REQUIRE_FALSE(r.has_value());
+  return r.error();
+}
+}  // namespace
+
+TEST_CASE("recipe: a complete recipe loads every key") {
+  auto r = load_recipe(fixture("valid.toml"));
+  REQUIRE(r.has_value());
+  const Recipe& recipe = *r;
+  CHECK(recipe.source == fixture("valid.toml"));
+  CHECK(recipe.model.layers == 32);
+  CHECK(recipe.model.hidden == 4096);
+  CHECK(recipe.model.heads == 32);
+  CHECK(recipe.model.kv_heads == 8);
+  CHECK(recipe.model.ffn_hidden == 14336);
+  CHECK(recipe.model.vocab == 32000);
+  CHECK(recipe.model.seq_len == 4096);
+  CHECK(recipe.model.pretrained == "/models/hf");
+  CHECK(recipe.cluster.instance == "trn2.48xlarge");
+  CHECK(recipe.cluster.nodes == 2);
+  CHECK(recipe.cluster.lnc == 2);
+  CHECK(recipe.cluster.cores_per_node == 64u);
+  CHECK(recipe.train.tp == 16);
+  CHECK(recipe.train.pp == 2);
+  CHECK(recipe.train.gbs == 512);
+  CHECK(recipe.train.mbs == 2);
+  CHECK(recipe.train.epochs == 3);
+  CHECK(recipe.train.lr == Approx(1.5e-4));
+  CHECK(recipe.train.warmup_ratio == Approx(0.02));
+  CHECK_FALSE(recipe.train.warmup_steps.has_value());
+  CHECK(recipe.dataset.path == "/data/train");
+  CHECK(recipe.dataset.format == "hf-dict");
+  CHECK(recipe.dataset.split == "validation");
+  CHECK(recipe.checkpoint.dir == "/ckpt");
+  CHECK(recipe.checkpoint.converted_dir == "/ckpt/pretrained");
+  CHECK(recipe.checkpoint.export_dir == "/export");
+  CHECK(recipe.checkpoint.every == 500);
+  CHECK(recipe.estimate.tokens_per_second_per_node == Approx(100000));
+  CHECK(recipe.estimate.price_per_node_hour == Approx(44.5));
+  CHECK(recipe.run.runs_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/my-runs");  // beside the recipe
+  CHECK(recipe.slurm.partition == "trn");
+  CHECK(recipe.slurm.account == "ml");
+  CHECK(recipe.slurm.qos == "high");
+  CHECK_FALSE(recipe.slurm.exclusive);
+  CHECK(recipe.slurm.sbatch_args == std::vector<std::string>{"--mail-type=END", "--comment=x y"});
+
+  REQUIRE(recipe.stages.size() == 4);
+  CHECK(recipe.stages[0].name == "convert");
+  CHECK(recipe.stages[1].name == "precompile");
+  CHECK(recipe.stages[2].name == "train");
+  CHECK(recipe.stages[3].name == "convert_back");
+  CHECK_FALSE(recipe.stage("convert").enabled);
+  CHECK(recipe.stage("convert").time == "30");
+  CHECK(recipe.stage("convert").nodes == 1);
+  CHECK(recipe.stage("precompile").nodes == 2);
+  CHECK(recipe.stage("precompile").time == "1-00:00:00");
+  CHECK(recipe.stage("precompile").command == "precompile {{nodes}}\n");
+  const auto& train = recipe.stage("train");
+  CHECK(train.nodes == 2);  // defaults to cluster.nodes
+  CHECK(train.command == "train {{total_steps}}\n");
+  CHECK(train.env == std::map<std::string, std::string>{{"FI_PROVIDER", "efa"}, {"MALLOC_ARENA_MAX", "64"}});
+  CHECK(to_string(train.command_pos) == fixture("valid.toml") + ":66:11");
+  CHECK(recipe.stage("convert_back").nodes == 1);
+  CHECK(recipe.stage("convert_back").time == "01:00:00");
+  CHECK(recipe.where("train.tp") == fixture("valid.toml") + ":19:6");
+  CHECK(recipe.text.starts_with("# A complete, valid recipe"));
+}
+
+TEST_CASE("recipe: the required keys alone get the documented defaults") {
+  auto r = load_recipe(fixture("minimal.toml"));
+  REQUIRE(r.has_value());
+  CHECK(r->model.kv_heads == 32);       // = heads
+  CHECK(r->model.ffn_hidden == 11008);  // Llama rule for hidden 4096
+  CHECK(r->cluster.lnc == 1);
+  CHECK(r->cluster.cores_per_node == 32u);
+  CHECK(r->train.pp == 1);
+  CHECK(r->train.mbs == 1);
+  CHECK(r->train.epochs == 1);
+  CHECK(r->train.warmup_ratio == Approx(0.01));
+  CHECK(r->dataset.format == "auto");
+  CHECK(r->dataset.split == "train");
+  CHECK(r->checkpoint.every == 0);
+  CHECK(r->run.runs_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/runs");
+  CHECK(r->checkpoint.dir == std::string(TRNSLURM_FIXTURES) + "/recipes/checkpoints");
+  CHECK(r->slurm.partition.empty());
+  CHECK(r->slurm.exclusive);
+  CHECK(r->slurm.sbatch_args.empty());
+  for (const auto& s : r->stages) {
+    CHECK(s.enabled);
+    CHECK(s.time == "01:00:00");
+    CHECK(s.env.empty());
+  }
+  CHECK(r->stage("convert").nodes == 1);
+  CHECK(r->stage("precompile").nodes == 4);
+  CHECK(r->stage("train").nodes == 4);
+  CHECK(r->stage("convert_back").nodes == 1);
+}
+
+TEST_CASE("recipe: every error names file:line:column and how to fix it") {
+  struct Case {
+    const char* file;
+    const char* position;  // line:column
+    const char* what;
+    const char* hint;
+  };
+  const Case cases[] = {
+      {"syntax_error.toml", "12:9", "could not determine value type", "TOML syntax"},
+      {"unknown_key.toml", "3:1", "unknown key 'layres' in [model]", "did you mean 'layers'?"},
+      {"unknown_section.toml", "14:2", "unknown section 'trian'", "did you mean 'train'?"},
+      {"unknown_stage.toml", "27:9", "unknown key 'trian' in [stages]", "did you mean 'train'?"},
+      {"misplaced_key.toml", "9:1", "unknown key 'tp' in [model]", "'tp' belongs in [train]"},
+      {"wrong_type.toml", "4:10", "model.hidden must be an integer, got a string",
+       "remove the quotes: `hidden = 4096`"},
+      {"missing_key.toml", "1:1", "missing model.vocab", "add `vocab = 32000` to the [model] section"},
+      {"bad_instance.toml", "11:12", "unknown instance type 'trn1.32xlarg'", "did you mean 'trn1.32xlarge'?"},
+      {"bad_lnc.toml", "13:7", "lnc = 2 is not valid on trn1.32xlarge", "supports only lnc = 1"},
+      {"out_of_range.toml", "12:9", "cluster.nodes = 0 is out of range", "from 1 to"},
+      {"both_warmup.toml", "19:16", "both warmup_steps and warmup_ratio are set", "keep one"},
+      {"stage_nodes.toml", "24:9", "stages.train.nodes = 2 differs from cluster.nodes = 4",
+       "set cluster.nodes"},
+      {"bad_time.toml", "24:8", "'1 hour' is not a Slurm time limit", "HH:MM:SS"},
+      {"bad_env.toml", "24:9", "'1BAD' is not a valid environment variable name",
+       "not starting with a digit"},
+      {"empty_command.toml", "22:11", "stage precompile is enabled but has no command", "enabled = false"},
+      {"bad_format.toml", "21:10", "unknown dataset format 'megatorn'", "did you mean 'megatron'?"},
+      {"cpu_no_cores.toml", "11:12", "instance 'cpu' needs cores_per_node", "cluster.cores_per_node"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.file);
+    const Error e = error_of(c.file);
+    CHECK(e.where == fixture(c.file) + ":" + c.position);
+    CHECK_THAT(e.what, Catch::Contains(c.what));
+    CHECK_THAT(e.hint, Catch::Contains(c.hint));
+  }
+}
+
+TEST_CASE("recipe: a missing file says how to get one") {
+  const Error e = error_of("no-such-recipe.toml");
+  CHECK(e.where == fixture("no-such-recipe.toml"));
+  CHECK_THAT(e.hint, Catch::Contains("trnslurm init"));
+}
+
+TEST_CASE("recipe: overrides are applied before validation and type-checked") {
+  SECTION("values of every type replace the file's") {
+    auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "8", "--nodes"},
+                                                   {"train.lr", "1e-5", ""},
+                                                   {"slurm.exclusive", "false", ""},
+                                                   {"dataset.path", "/other", "--dataset"},
+                                                   {"slurm.sbatch_args", R"(["--a", "--b"])", ""},
+                                                   {"stages.train.env.FOO", "bar baz", ""},
+                                                   {"stages.convert.enabled", "false", ""}});
+    REQUIRE(r.has_value());
+    CHECK(r->cluster.nodes == 8);
+    CHECK(r->stage("train").nodes == 8);  // follows cluster.nodes
+    CHECK(r->train.lr == Approx(1e-5));
+    CHECK_FALSE(r->slurm.exclusive);
+    CHECK(r->dataset.path == "/other");
+    CHECK(r->slurm.sbatch_args == std::vector<std::string>{"--a", "--b"});
+    CHECK(r->stage("train").env.at("FOO") == "bar baz");
+    CHECK_FALSE(r->stage("convert").enabled);
+    CHECK(r->where("cluster.nodes") == "--nodes");
+    // The resolved text holds the overrides and loads back to the same values.
+    auto again = load_recipe_text(r->text, "resolved.toml");
+    REQUIRE(again.has_value());
+    CHECK(again->cluster.nodes == 8);
+    CHECK(again->dataset.path == "/other");
+    CHECK(again->stage("train").env.at("FOO") == "bar baz");
+  }
+  SECTION("a value of the wrong type is refused, naming the option") {
+    auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "four", "--nodes"}});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().where == "--nodes");
+    CHECK_THAT(r.error().what, Catch::Contains("is not an integer"));
+    r = load_recipe(fixture("minimal.toml"), {{"slurm.exclusive", "yes", ""}});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().where == "--set slurm.exclusive");
+    CHECK_THAT(r.error().hint, Catch::Contains("=true"));
+    r = load_recipe(fixture("minimal.toml"), {{"slurm.sbatch_args", "--a", ""}});
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().what, Catch::Contains("an array of strings"));
+  }
+  SECTION("an override is validated like the file: the error names the option") {
+    auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "0", "--nodes"}});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().where == "--nodes");
+    CHECK_THAT(r.error().what, Catch::Contains("out of range"));
+  }
+  SECTION("an unknown key gets a did-you-mean") {
+    auto r = load_recipe(fixture("minimal.toml"), {{"train.gsb", "8", ""}});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().where == "--set train.gsb");
+    CHECK(r.error().hint == "did you mean 'train.gbs'?");
+  }
+  SECTION("an override of the other warmup form wins over the file's") {
+    auto r = load_recipe(fixture("minimal.toml"), {{"train.warmup_steps", "5", ""}});
+    REQUIRE(r.has_value());
+    CHECK(r->train.warmup_steps == 5u);
+  }
+  SECTION("parse_override splits section.key=value") {
+    auto o = parse_override("stages.train.command=echo a=b");
+    REQUIRE(o.has_value());
+    CHECK(o->key == "stages.train.command");
+    CHECK(o->value == "echo a=b");
+    CHECK_FALSE(parse_override("novalue").has_value());
+    CHECK_FALSE(parse_override("nosection=1").has_value());
+    CHECK_FALSE(parse_override("=1").has_value());
+  }
+}
+
+TEST_CASE("recipe: relative paths follow the recipe's directory, or the cwd when given on the command line") {
+  auto r = load_recipe(fixture("minimal.toml"), {{"dataset.path", "data/../train", "--dataset"},
+                                                 {"checkpoint.export_dir", "s3://bucket/out", ""}});
+  REQUIRE(r.has_value());
+  CHECK(r->dataset.path == (std::filesystem::current_path() / "train").string());
+  CHECK(r->checkpoint.export_dir == "s3://bucket/out");
+  CHECK(r->checkpoint.converted_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/converted");
+}
+
+TEST_CASE("recipe: the key list covers every section") {
+  const auto keys = recipe_keys();
+  for (const char* k : {"model.layers", "cluster.lnc", "train.warmup_steps", "dataset.split",
+                        "checkpoint.every", "estimate.price_per_node_hour", "run.runs_dir",
+                        "slurm.sbatch_args", "stages.convert_back.command", "stages.train.env"})
+    CHECK(std::find(keys.begin(), keys.end(), k) != keys.end());
+}
+
+TEST_CASE("recipe: damaged text is an error, never a crash") {
+  std::ifstream in(fixture("valid.toml"), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.size() > 500);
+  std::size_t errors = 0;
+  // Every prefix, and every byte replaced by characters that break TOML in different ways.
+  for (std::size_t n = 0; n < text.size(); ++n)
+    if (!load_recipe_text(text.substr(0, n), "cut.toml").has_value()) ++errors;
+  for (std::size_t i = 0; i < text.size(); i += 3) {
+    for (const char c : {'\0', '"', '[', '=', '\n', '\xff'}) {
+      std::string damaged = text;
+      damaged[i] = c;
+      const auto r = load_recipe_text(damaged, "damaged.toml");
+      if (!r) {
+        ++errors;
+        CHECK_THAT(r.error().where, Catch::StartsWith("damaged.toml"));
+      }
+    }
+  }
+  CHECK(errors > text.size());  // most damage is caught, and nothing threw or crashed
+}
+
+TEST_CASE("recipe: a huge file is refused without reading it all") {
+  const auto r = load_recipe("/dev/zero");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().what == "the recipe is larger than 1 MiB");
+}
+
+TEST_CASE("recipe: signal_grace must be shorter than the train stage's time limit") {
+  const std::string text(find_bundled_recipe("tiny-cpu")->text);
+  const auto with = [&](std::string time, std::string grace) {
+    return load_recipe_text(
+        text, "tiny-cpu.toml",
+        {{"stages.train.time", std::move(time), ""}, {"stages.train.signal_grace", std::move(grace), ""}});
+  };
+  for (const char* time : {"2", "00:02:00", "2:00", "0-00:02"}) {
+    INFO(time);
+    const auto r = with(time, "120");
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().what, Catch::Contains("not shorter than the train stage's time limit"));
+    CHECK_THAT(r.error().hint, Catch::Contains("0 to send no signal"));
+    CHECK(with(time, "30").has_value());
+    CHECK(with(time, "0").has_value());
+  }
+  CHECK(with("1-00:00:00", "65535").has_value());
+  CHECK(with("", "600").has_value());           // the partition's default: sbatch decides
+  CHECK(with("UNLIMITED", "600").has_value());  // likewise
+}
+
+TEST_CASE("recipe: stage time limits are the forms sbatch takes, nothing else") {
+  const std::string text(find_bundled_recipe("tiny-cpu")->text);
+  const auto with = [&](std::string time) {
+    return load_recipe_text(text, "tiny-cpu.toml", {{"stages.convert.time", std::move(time), ""}});
+  };
+  for (const char* time : {"", "UNLIMITED", "unlimited", "infinite", "30", "30:15", "04:00:00", "2-0", "2-04",
+                           "2-04:30", "2-04:30:15", "0-0:0:0"}) {
+    INFO(time);
+    CHECK(with(time).has_value());
+  }
+  for (const char* time :
+       {"1 hour", "5:", ":5", "1::2", "1:2:3:4", "1-2:3:4:5", "1-", "-1", "+5", "1-2-3", " 5", "5 ", "0x10",
+        "Unlimited", "1.5", "99999999999999999999999", "4000000000:00"}) {
+    INFO(time);
+    const auto r = with(time);
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().what, Catch::Contains("is not a Slurm time limit"));
+  }
+}
+
+TEST_CASE("recipe: every scalar of the resolved recipe is a placeholder value") {
+  auto r = load_recipe(fixture("valid.toml"), {{"train.epochs", "5", ""}, {"model.name", "it's", ""}});
+  REQUIRE(r.has_value());
+  const auto& v = r->values;
+  CHECK(v.at("model.layers") == "32");
+  CHECK(v.at("model.name") == "it's");  // overrides applied
+  CHECK(v.at("train.epochs") == "5");
+  CHECK(v.at("train.lr") == "0.00015");
+  CHECK(v.at("estimate.price_per_node_hour") == "44.5");
+  CHECK(v.at("slurm.exclusive") == "false");
+  CHECK(v.at("stages.train.time") == "2-12:00:00");
+  CHECK(v.at("stages.train.env.FI_PROVIDER") == "efa");
+  CHECK(v.count("slurm.sbatch_args") == 0);  // arrays are not placeholders
+  CHECK(v.count("model") == 0);
+}

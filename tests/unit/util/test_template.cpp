@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+
+#include "trnslurm/util/template.hpp"
+
+using namespace trnslurm;
+
+TEST_CASE("template: shell_quote makes one literal word") {
+  CHECK(*shell_quote("abc") == "'abc'");
+  CHECK(*shell_quote("") == "''");
+  CHECK(*shell_quote("it's") == "'it'\\''s'");
+  CHECK(*shell_quote("a b\n$x `y` \"z\"") == "'a b\n$x `y` \"z\"'");
+  CHECK(*shell_quote("tab\there") == "'tab\there'");
+}
+
+TEST_CASE("template: shell_quote refuses NUL and control characters") {
+  using namespace std::string_view_literals;
+  auto nul = shell_quote("a\0b"sv);
+  REQUIRE_FALSE(nul);
+  CHECK(nul.error().what.find("NUL") != std::string::npos);
+  CHECK(nul.error().where == "byte 1");
+  CHECK_FALSE(shell_quote("a\rb"));
+  CHECK_FALSE(shell_quote("\x1b[31m"));
+  CHECK_FALSE(shell_quote("del\x7f"));
+}
+
+TEST_CASE("template: is_shell_name") {
+  CHECK(is_shell_name("A_1"));
+  CHECK(is_shell_name("_x"));
+  CHECK_FALSE(is_shell_name("1A"));
+  CHECK_FALSE(is_shell_name("A-B"));
+  CHECK_FALSE(is_shell_name(""));
+}
+
+TEST_CASE("template: placeholders become references to exported variables") {
+  const TemplateValues v{{"steps", "100"}, {"slurm.partition", "a b"}, {"q", "it's"}};
+  std::vector<std::string> used;
+  CHECK(*render_template("run --steps {{steps}} -p {{ slurm.partition }}", v, {}, Substitution::variables,
+                         &used) == "run --steps \"${TRNSLURM_STEPS}\" -p \"${TRNSLURM_SLURM_PARTITION}\"");
+  CHECK(used == std::vector<std::string>{"steps", "slurm.partition"});
+  CHECK(*render_template("x={{q}}", v, {}, Substitution::raw) == "x=it's");
+  CHECK(*render_template("no placeholders ${HOME} { } }}", v, {}) == "no placeholders ${HOME} { } }}");
+  CHECK(variable_for("model.name") == "TRNSLURM_MODEL_NAME");
+}
+
+TEST_CASE("template: the reference fits the quoting context") {
+  const TemplateValues v{{"q", "x"}};
+  // Inside double quotes: a bare reference, expanded within the string.
+  CHECK(*render_template("echo \"a {{q}} b\"", v, {}) == "echo \"a ${TRNSLURM_Q} b\"");
+  CHECK(*render_template("echo \"{{q}}\"", v, {}) == "echo \"${TRNSLURM_Q}\"");
+  // Inside single quotes (a nested bash -c): left for that shell to expand from the environment.
+  CHECK(*render_template("bash -c 'echo {{q}}'", v, {}) == "bash -c 'echo \"${TRNSLURM_Q}\"'");
+  // A command substitution inside double quotes is unquoted again.
+  CHECK(*render_template("echo \"$(echo {{q}})\"", v, {}) == "echo \"$(echo \"${TRNSLURM_Q}\")\"");
+  CHECK(*render_template("echo \"`echo {{q}}`\"", v, {}) == "echo \"`echo \"${TRNSLURM_Q}\"`\"");
+  // Escaped quotes and quotes in comments do not open a string.
+  CHECK(*render_template("echo \\\" {{q}}", v, {}) == "echo \\\" \"${TRNSLURM_Q}\"");
+  CHECK(*render_template("# don't\necho {{q}}", v, {}) == "# don't\necho \"${TRNSLURM_Q}\"");
+  CHECK(*render_template("echo it\\'s {{q}}", v, {}) == "echo it\\'s \"${TRNSLURM_Q}\"");
+  CHECK(*render_template("echo $'a\\'b' {{q}}", v, {}) == "echo $'a\\'b' \"${TRNSLURM_Q}\"");
+  CHECK(*render_template("echo \"a\\\"b {{q}}\"", v, {}) == "echo \"a\\\"b ${TRNSLURM_Q}\"");
+}
+
+TEST_CASE("template: escaped braces stay literal") {
+  const TemplateValues v{{"a", "1"}};
+  CHECK(*render_template("\\{{a}} {{a}}", v, {}) == "{{a}} \"${TRNSLURM_A}\"");
+}
+
+TEST_CASE("template: unknown placeholder is reported at file:line:column") {
+  const TemplateValues v{{"a", "1"}};
+  auto r = render_template("echo {{a}}\n  run {{nope}}", v, TextOrigin{"r.toml", 10, 5});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().where == "r.toml:11:7");
+  CHECK(r.error().what == "unknown placeholder '{{nope}}'");
+  CHECK(r.error().hint.find("a") != std::string::npos);
+  auto first_line = render_template("x {{nope}}", v, TextOrigin{"r.toml", 3, 12});
+  REQUIRE_FALSE(first_line);
+  CHECK(first_line.error().where == "r.toml:3:14");
+}
+
+TEST_CASE("template: malformed placeholders are errors") {
+  const TemplateValues v{{"a", "1"}};
+  CHECK_FALSE(render_template("{{a", v, {}));
+  CHECK_FALSE(render_template("{{a\n}}", v, {}));
+  CHECK_FALSE(render_template("{{1a}}", v, {}));
+  CHECK_FALSE(render_template("{{a b}}", v, {}));
+  CHECK_FALSE(render_template("{{}}", v, {}));
+}
+
+TEST_CASE("template: a value that cannot be quoted is refused with the placeholder's position") {
+  using namespace std::string_literals;
+  const TemplateValues v{{"bad", "x\0y"s}};
+  auto r = render_template("echo {{bad}}", v, TextOrigin{"f", 1, 1});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().where == "f:1:6");
+  CHECK(r.error().what.find("NUL") != std::string::npos);
+}
