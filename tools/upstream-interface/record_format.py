@@ -1,0 +1,200 @@
+"""The shape of an interface record (docs/upstream.md): problems() lists what is wrong with one,
+as "where: what" strings; an empty list means well-formed. Used by the extractors before they
+write and by the tests on every committed record."""
+
+import re
+
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+SIMPLE_TYPES = {"int", "float", "str", "bool"}
+NARGS_WORDS = {"?", "*", "+"}
+HEADER = {"format": int, "package": str, "repository": str, "release": str, "commit": str, "extracted_by": str}
+
+
+class _Check:
+    def __init__(self):
+        self.problems = []
+
+    def fail(self, where, what):
+        self.problems.append(f"{where}: {what}")
+
+    def typed(self, where, value, kind, what):
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self.fail(where, f"{what} expected")
+            return False
+        return True
+
+    def keys(self, where, obj, required, optional=()):
+        if not self.typed(where, obj, dict, "an object"):
+            return False
+        for key in required:
+            if key not in obj:
+                self.fail(where, f"missing {key!r}")
+        for key in obj:
+            if key not in required and key not in optional:
+                self.fail(where, f"unknown key {key!r}")
+        return all(key in obj for key in required)
+
+
+def problems(record):
+    """A script interface record (scripts, launchers, log_formats) or a tool record read from
+    documentation pages (pages, tool)."""
+    check = _Check()
+    body = ["pages", "tool"] if isinstance(record, dict) and "tool" in record else ["scripts", "launchers", "log_formats"]
+    if not check.keys("record", record, list(HEADER) + body):
+        return check.problems
+    for key, kind in HEADER.items():
+        check.typed(key, record[key], kind, f"{kind.__name__}")
+    if record["format"] != 1:
+        check.fail("format", f"unknown format {record['format']!r} (this reader knows 1)")
+    if not COMMIT.match(str(record["commit"])):
+        check.fail("commit", "a full 40-hex commit hash expected")
+    if not str(record["repository"]).startswith("https://"):
+        check.fail("repository", "a public https:// URL expected")
+    if "tool" in record:
+        _tool(check, record)
+        return check.problems
+    if check.typed("scripts", record["scripts"], dict, "an object") and not record["scripts"]:
+        check.fail("scripts", "no script recorded")
+    for path, script in _items(check, "scripts", record["scripts"]):
+        _script(check, f"scripts[{path}]", script)
+    for path, launcher in _items(check, "launchers", record["launchers"]):
+        _launcher(check, f"launchers[{path}]", launcher, record["scripts"], record["launchers"])
+    for key, fmt in _items(check, "log_formats", record["log_formats"]):
+        _log_format(check, f"log_formats[{key}]", fmt)
+    return check.problems
+
+
+def _items(check, where, obj):
+    return sorted(obj.items()) if check.typed(where, obj, dict, "an object") else []
+
+
+def _script(check, where, script):
+    if not check.keys(where, script, ["parse", "parser", "flags"]):
+        return
+    if script["parse"] not in ("strict", "known"):
+        check.fail(where, f"parse must be 'strict' or 'known', not {script['parse']!r}")
+    check.typed(where + ".parser", script["parser"], str, "a path")
+    if not check.typed(where + ".flags", script["flags"], list, "a list"):
+        return
+    seen = set()
+    for i, flag in enumerate(script["flags"]):
+        _flag(check, f"{where}.flags[{i}]", flag)
+        for name in flag.get("names", []) if isinstance(flag, dict) else []:
+            if name in seen:
+                check.fail(f"{where}.flags[{i}]", f"{name} is recorded twice")
+            seen.add(name)
+
+
+def _flag(check, where, flag):
+    keys = ["names", "dest", "action", "type", "required", "default", "nargs", "choices"]
+    if not check.keys(where, flag, keys):
+        return
+    names = flag["names"]
+    if not (isinstance(names, list) and names and all(isinstance(n, str) and n for n in names)):
+        check.fail(where, "names must be a non-empty list of option strings")
+    check.typed(where + ".dest", flag["dest"], str, "a string")
+    check.typed(where + ".action", flag["action"], str, "a string")
+    kind = flag["type"]
+    if kind is not None and kind not in SIMPLE_TYPES and not (isinstance(kind, str) and kind.startswith("other:")):
+        check.fail(where, f"type must be int, float, str, bool, other:<expr> or null, not {kind!r}")
+    check.typed(where + ".required", flag["required"], bool, "true or false")
+    default = flag["default"]
+    if isinstance(default, dict) and (set(default) != {"expr"} or not isinstance(default["expr"], str)):
+        check.fail(where, "a non-literal default is {\"expr\": \"<source>\"}")
+    nargs = flag["nargs"]
+    if not (nargs is None or nargs in NARGS_WORDS or (isinstance(nargs, int) and not isinstance(nargs, bool) and nargs >= 0)):
+        check.fail(where, f"nargs must be null, an int, '?', '*' or '+', not {nargs!r}")
+    if flag["choices"] is not None:
+        check.typed(where + ".choices", flag["choices"], list, "a list or null")
+
+
+def _when(check, where, when):
+    if not check.typed(where, when, list, "a list of conditions"):
+        return
+    for i, entry in enumerate(when):
+        if isinstance(entry, dict) and "loop" in entry:
+            check.keys(f"{where}[{i}]", entry, ["loop"])
+        elif check.keys(f"{where}[{i}]", entry, ["test", "holds"]):
+            check.typed(f"{where}[{i}].holds", entry["holds"], bool, "true or false")
+
+
+def _launcher(check, where, launcher, scripts, launchers):
+    keys = ["runs", "args", "env", "settings", "conditional_env", "conditional_settings"]
+    if not check.keys(where, launcher, keys):
+        return
+    if launcher["runs"] not in scripts and launcher["runs"] not in launchers:
+        check.fail(where, f"runs {launcher['runs']!r}, which is neither a recorded script nor launcher")
+    if check.typed(where + ".args", launcher["args"], list, "a list"):
+        for i, arg in enumerate(launcher["args"]):
+            if check.keys(f"{where}.args[{i}]", arg, ["flag", "value"], ["conditional", "when", "unknown_to_script"]):
+                if arg["flag"] is not None and not isinstance(arg["flag"], str):
+                    check.fail(f"{where}.args[{i}]", "flag must be a string or null")
+                if arg.get("conditional") is not None and "when" not in arg:
+                    check.fail(f"{where}.args[{i}]", "a conditional argument says when")
+                if "when" in arg:
+                    _when(check, f"{where}.args[{i}].when", arg["when"])
+    for kind in ("env", "settings"):
+        if check.typed(f"{where}.{kind}", launcher[kind], dict, "an object"):
+            for name, value in launcher[kind].items():
+                check.typed(f"{where}.{kind}[{name}]", value, str, "a string as written")
+        if check.typed(f"{where}.conditional_{kind}", launcher["conditional_" + kind], list, "a list"):
+            for i, entry in enumerate(launcher["conditional_" + kind]):
+                if check.keys(f"{where}.conditional_{kind}[{i}]", entry, ["name", "value", "when"]):
+                    _when(check, f"{where}.conditional_{kind}[{i}].when", entry["when"])
+
+
+def _log_format(check, where, fmt):
+    if not check.keys(where, fmt, ["function", "pieces"]):
+        return
+    check.typed(where + ".function", fmt["function"], str, "a string")
+    if not check.typed(where + ".pieces", fmt["pieces"], list, "a list"):
+        return
+    if not fmt["pieces"]:
+        check.fail(where, "no pieces")
+    for i, piece in enumerate(fmt["pieces"]):
+        if not isinstance(piece, str):
+            check.keys(f"{where}.pieces[{i}]", piece, ["field"], ["spec", "conversion"])
+
+
+SOURCE = re.compile(r"^[^:\s]+\.(rst|md|txt|py):[0-9]+$")
+
+
+def _sources(check, where, obj, pages):
+    """Every "source" value in a tool record names a recorded page and a line."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key.endswith("source"):
+                for src in value if isinstance(value, list) else [value]:
+                    if not (isinstance(src, str) and SOURCE.match(src) and src.split(":")[0] in pages):
+                        check.fail(f"{where}.{key}", f"{src!r} is not a recorded page:line")
+            else:
+                _sources(check, f"{where}.{key}", value, pages)
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            _sources(check, f"{where}[{i}]", value, pages)
+
+
+def _tool(check, record):
+    pages = record["pages"]
+    if not (isinstance(pages, list) and pages and all(isinstance(p, str) for p in pages)):
+        check.fail("pages", "a non-empty list of page paths expected")
+        return
+    tool = record["tool"]
+    keys = ["name", "usage_examples", "options", "environment", "cache", "log_lines", "rules"]
+    if not check.keys("tool", tool, keys):
+        return
+    if check.typed("tool.options", tool["options"], list, "a list"):
+        for i, option in enumerate(tool["options"]):
+            if check.typed(f"tool.options[{i}]", option, dict, "an object") and not option.get("names"):
+                check.fail(f"tool.options[{i}]", "missing 'names'")
+    if check.keys("tool.environment", tool["environment"], ["sets_for_command", "reads"]):
+        for kind in ("sets_for_command", "reads"):
+            for i, entry in enumerate(tool["environment"][kind]):
+                if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
+                    check.fail(f"tool.environment.{kind}[{i}]", "an entry with a name expected")
+    cache = tool["cache"]
+    if check.typed("tool.cache", cache, dict, "an object"):
+        for key in ("default_location", "location_precedence", "entry_directory", "entry_files", "failed_compile"):
+            if key not in cache:
+                check.fail("tool.cache", f"missing {key!r}")
+    _sources(check, "tool", tool, pages)
