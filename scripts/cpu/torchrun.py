@@ -1,29 +1,13 @@
 #!/usr/bin/python3
-"""torchrun, as Debian's python3-torch 1.13 runs it on Python 3.11, crashes before starting any
-worker: on 3.11 iterating an IntFlag skips its zero member, so Std.from_str("0") returns None
-(the default --redirects/--tee). This wrapper maps None back to Std.NONE, then runs torchrun
-unchanged with the same arguments."""
+"""torchrun with the fix for Debian's torch 1.13 on Python 3.11 (lib/torchrun_fix.py), the same
+arguments as torchrun. neuron-venv/bin/torchrun is the same program under its upstream name."""
 
 import sys
+from pathlib import Path
 
-from torch.distributed.elastic.multiprocessing import api
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
 
-_from_str = api.Std.from_str
-
-
-def _fixed(cls, vm):
-    value = _from_str(vm)
-    if value is None:
-        return cls.NONE
-    if isinstance(value, dict):
-        return {k: cls.NONE if v is None else v for k, v in value.items()}
-    return value
-
-
-api.Std.from_str = classmethod(_fixed)
+import torchrun_fix  # noqa: E402
 
 if __name__ == "__main__":
-    from torch.distributed.run import main
-
-    sys.argv[0] = "torchrun"
-    main()
+    torchrun_fix.main()

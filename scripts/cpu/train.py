@@ -27,6 +27,7 @@ import checkpoints
 import sharding
 from megatron import TokenSamples
 from model import Config, TinyLlama
+from nxd_trainer import ordered_allreduce  # lib/ is on sys.path: model.py puts it there
 
 EXIT_PREEMPTED = 3
 stop_requested = False
@@ -35,20 +36,6 @@ stop_requested = False
 def request_stop(_signum, _frame):
     global stop_requested
     stop_requested = True
-
-
-def ordered_allreduce(group, bucket):
-    """DDP communication hook: the mean of a gradient bucket over `group`, summed in rank order."""
-    grads = bucket.buffer()
-    parts = [torch.empty_like(grads) for _ in range(dist.get_world_size(group))]
-    dist.all_gather(parts, grads, group=group)
-    total = parts[0].clone()
-    for part in parts[1:]:
-        total += part
-    total /= len(parts)
-    done = torch.futures.Future()
-    done.set_result(total)
-    return done
 
 
 def lr_lambda(warmup: int, total: int):

@@ -197,5 +197,172 @@ class ConverterTest(unittest.TestCase):
             self.assertFalse((work / "x").exists())
 
 
+def free_port():
+    # Not torchrun --standalone: its rendezvous is always localhost:29400, shared by every checkout.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+LOG_LINE = re.compile(r"^LOG \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} - \((\d+), (\d+)\) step_loss : (\d+\.\d{4}) "
+                      r"learning_rate : (\d\.\d\de[-+]\d\d) throughput : (\d+\.\d\d) seq/s $")
+PP_LINE = re.compile(r"^step (\d+) step_time [\d.e-]+s throughput [\d.e+-]+ seq/s step loss ([\d.]+) grad norm [\d.]+$")
+
+
+class TrainerTest(unittest.TestCase):
+    """Each trainer on 2 torchrun workers of this machine with TP 2 (tp_zero1) or PP 2 (run_llama_nxd)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.work = Path(cls.tmp.name)
+        make_inputs(cls.work, tokens=2400, seq_len=16)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def torchrun(self, script, args, env=None, launcher=()):
+        env = dict(env or {})
+        env.setdefault("NEURON_CC_FLAGS", f"--model-type transformer --cache_dir={self.work / 'cache'}")
+        env["PATH"] = f"{VENV}:{os.environ['PATH']}"
+        return run([*launcher, VENV / "torchrun", "--nnodes", 1, "--node_rank", 0, "--master_addr", "127.0.0.1",
+                    "--master_port", free_port(), "--nproc_per_node", 2, script, *args], env=env, cwd=self.work)
+
+    def convert(self, out, *flags):
+        r = run([VENV / "python3", LLAMA / "convert_checkpoints.py", "--input_dir", self.work / "pre" / "model.pt",
+                 "--output_dir", out / "pretrained_weight", "--hw_backend", "trn1", "--config",
+                 self.work / "cfg" / "config.json", "--convert_from_full_state", *flags])
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def zero1_args(self, ckpt, steps):
+        # GBS 8 = micro-batch 2 x accumulation 4 x DP 1 (2 workers, TP 2).
+        return ["--model_path", self.work / "cfg", "--data_dir", self.work / "data", "--tensor_parallel_size", 2,
+                "--batch_size", 2, "--grad_accum_usteps", 4, "--max_steps", 40, "--steps_this_run", steps,
+                "--warmup_steps", 2, "--lr", "3e-3", "--seq_len", 16, "--checkpoint_dir", ckpt, "--checkpoint_freq",
+                3, "--num_kept_checkpoint", 2, "--pretrained_weight", "--loading_step", "latest_if_exists",
+                "--output_dir", self.work / "out", "--metrics_file", self.work / "out" / "results.json"]
+
+    def events(self, path):
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def test_tp_zero1_checkpoints_log_and_resume(self):
+        script = LLAMA / "tp_zero1_llama_hf_pretrain" / "tp_zero1_llama_hf_pretrain.py"
+        ckpt, log = self.work / "z1", self.work / "z1.jsonl"
+        self.convert(ckpt, "--tp_size", 2)
+        env = {"TRNSLURM_STANDIN_LOG": str(log)}
+        first = self.torchrun(script, self.zero1_args(ckpt, 7), env)
+        self.assertEqual(first.returncode, 0, first.stderr[-3000:])
+        lines = [m for m in map(LOG_LINE.match, first.stdout.splitlines()) if m]
+        self.assertEqual([(int(m[1]), int(m[2])) for m in lines], [(0, s) for s in range(1, 8)])
+        self.assertIn("Epoch 0 begin ", first.stdout)
+        self.assertRegex(first.stdout, r"Epoch 0 step 7 end .* loss [\d.]+ perf [\d.]+ seq/sec \(at train microstep 28 ")
+        # NxD's layout; kept checkpoints pruned to 2; no checkpoint at the last step (upstream saves
+        # only every checkpoint_freq steps).
+        self.assertEqual(nxd_checkpoint.completed_tags(ckpt), ["step_3", "step_6"])
+        tag = ckpt / "step_6"
+        self.assertEqual(sorted(p.name for p in tag.iterdir()),
+                         ["checkpoint", "done", "model", "optim", "scheduler.pt", "user_content.pt"])
+        self.assertTrue(nxd_checkpoint.is_xser(tag))
+        self.assertEqual(sorted(p.name for p in (tag / "model").glob("*.pt") if p.name.startswith("dp") and
+                                p.name.endswith("_00.pt")),
+                         ["dp_rank_00_tp_rank_00_pp_rank_00.pt", "dp_rank_00_tp_rank_01_pp_rank_00.pt"])
+        self.assertEqual(torch.load(tag / "user_content.pt")["global_step"], 6)
+        start = next(e for e in self.events(log) if e["event"] == "start")
+        self.assertEqual((start["dp"], start["micro_batch"], start["grad_accum"], start["gbs"]), (1, 2, 4, 8))
+        self.assertEqual(start["micro_per_epoch"], len(hf_dataset.HFDataset(self.work / "data")) // 2)
+        self.assertEqual(start["accepted_only"]["use_flash_attention"], 1)
+        self.assertIn("Final loss", (self.work / "out" / "results.json").read_text())
+
+        # Resume from the newest checkpoint (step 6) to step 10: the same weights as a run that
+        # never stopped, in another directory.
+        rest = self.torchrun(script, self.zero1_args(ckpt, 10), env)
+        self.assertEqual(rest.returncode, 0, rest.stderr[-3000:])
+        self.assertEqual([e["resumed_from"] for e in self.events(log) if e["event"] == "start"], [None, 6])
+        self.assertEqual(nxd_checkpoint.completed_tags(ckpt), ["step_6", "step_9"])
+        whole = self.work / "z1b"
+        self.convert(whole, "--tp_size", 2)
+        again = self.torchrun(script, self.zero1_args(whole, 10))
+        self.assertEqual(again.returncode, 0, again.stderr[-3000:])
+        for t in range(2):
+            name = f"model/dp_rank_00_tp_rank_{t:02d}_pp_rank_00.pt"
+            a, b = nxd_checkpoint.load_file(ckpt / "step_9" / name), nxd_checkpoint.load_file(whole / "step_9" / name)
+            for k in a:
+                self.assertTrue(torch.equal(a[k], b[k]), k)
+
+    def test_run_llama_nxd_pipeline(self):
+        script = LLAMA / "tp_pp_llama_hf_pretrain" / "run_llama_nxd.py"
+        ckpt = self.work / "pp"
+        self.convert(ckpt, "--pp_size", 2, "--save_xser", "1")
+        args = ["--training_config", self.work / "cfg", "--training_dir", self.work / "data",
+                "--tensor_parallel_size", 1, "--pipeline_parallel_size", 2, "--train_batch_size", 4,
+                "--num_microbatches", 2, "--max_steps", 4, "--warmup_steps", 1, "--lr", "3e-3", "--min_lr", "1e-4",
+                "--seq_len", 16, "--checkpoint_dir", ckpt, "--checkpoint_freq", 2, "--pretrained_weight", 1,
+                "--metrics_file", self.work / "pp.json"]
+        log = self.work / "pp.jsonl"
+        r = self.torchrun(script, args + ["--num_layers", 1], {"TRNSLURM_STANDIN_LOG": str(log)})
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("ignores: --num_layers 1", r.stderr)  # upstream's flag is --num_layer
+        steps = [int(m[1]) for m in map(PP_LINE.match, r.stdout.splitlines()) if m]
+        self.assertEqual(steps, [0, 1, 2, 3])
+        self.assertEqual(r.stdout.count("Training finished successfully"), 2)
+        start = next(e for e in self.events(log) if e["event"] == "start")
+        # GBS = train_batch_size x DP; micro-batch = train_batch_size / num_microbatches.
+        self.assertEqual((start["dp"], start["micro_batch"], start["grad_accum"], start["gbs"]), (1, 2, 2, 4))
+        self.assertEqual(nxd_checkpoint.completed_tags(ckpt), ["step_2", "step_4"])
+        self.assertEqual(sorted(p.name for p in (ckpt / "step_4" / "model").glob("dp_*_??.pt")),
+                         ["dp_rank_00_tp_rank_00_pp_rank_00.pt", "dp_rank_00_tp_rank_00_pp_rank_01.pt"])
+        self.assertEqual(torch.load(ckpt / "step_4" / "user_content.pt")["total_steps"], 4)
+        # The tests' own strictness: the ignored flag is an error, before anything starts.
+        strict = run([VENV / "python3", script, *args, "--num_layers", 1], env={"TRNSLURM_STANDIN_STRICT": "1"})
+        self.assertEqual(strict.returncode, 2)
+        self.assertIn("ignores: --num_layers 1", strict.stderr)
+
+    def test_tp_zero1_refuses_a_wrong_flag(self):
+        script = LLAMA / "tp_zero1_llama_hf_pretrain" / "tp_zero1_llama_hf_pretrain.py"
+        r = run([VENV / "python3", script, "--global_batch_size", 8, "--steps_this_run", 1])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unrecognized arguments: --global_batch_size", r.stderr)
+        r = run([VENV / "python3", script, "--pretrained_weight", "some/dir"])
+        self.assertEqual(r.returncode, 2)  # a switch: it takes no value
+
+    def test_precompile_warms_what_training_uses(self):
+        script = LLAMA / "tp_zero1_llama_hf_pretrain" / "tp_zero1_llama_hf_pretrain.py"
+        ckpt, cache, log = self.work / "pc", self.work / "pc-cache", self.work / "pc.jsonl"
+        self.convert(ckpt, "--tp_size", 2)
+        env = {"NEURON_CC_FLAGS": f"--model-type transformer --cache_dir={cache}",
+               "NEURON_COMPILE_CACHE_URL": str(self.work / "not-this-one"), "TRNSLURM_STANDIN_LOG": str(log)}
+        pre = self.torchrun(script, self.zero1_args(ckpt, 2), env, launcher=[VENV / "neuron_parallel_compile"])
+        self.assertEqual(pre.returncode, 0, pre.stderr[-3000:])
+        self.assertIn("Total failed compilations: 0", pre.stdout)
+        self.assertNotIn("LOG ", pre.stdout)
+        self.assertEqual(nxd_checkpoint.completed_tags(ckpt), [])  # a compile-only run writes no checkpoint
+        entries = sorted((cache / f"neuronxcc-{__import__('neuron_cache').COMPILER_VERSION}").glob("MODULE_*"))
+        self.assertEqual(len(entries), 2)
+        for e in entries:
+            self.assertRegex(e.name, r"^MODULE_\d+\+[0-9a-f]{8}$")
+            self.assertEqual(sorted(p.name for p in e.iterdir()),
+                             ["compile_flags.json", "model.done", "model.hlo_module.pb", "model.neff"])
+        self.assertFalse((self.work / "not-this-one").exists())
+        train = self.torchrun(script, self.zero1_args(ckpt, 3), env)
+        self.assertEqual(train.returncode, 0, train.stderr[-3000:])
+        used = [e for e in self.events(log) if e["event"] == "compile_cache"]
+        self.assertEqual([e["state"] for e in used], ["extracted", "extracted", "hit", "hit"])
+        self.assertEqual({e["entry"] for e in used}, {str(e) for e in entries})
+        # Another micro-batch is another graph: a miss, compiled and logged as such.
+        other = self.torchrun(script, [*self.zero1_args(ckpt, 1), "--batch_size", 1], env)
+        self.assertEqual(other.returncode, 0, other.stderr[-3000:])
+        self.assertIn("cache miss: compiling", other.stdout)
+        # A graph whose compilation failed is marked with model.log and not retried.
+        broken = entries[0]
+        for f in ("model.done", "model.neff"):
+            (broken / f).unlink()
+        (broken / "model.hlo_module.pb").write_text("not a graph")
+        again = run([VENV / "neuron_parallel_compile", "--command", "compile"], env=env)
+        self.assertEqual(again.returncode, 1)
+        self.assertTrue((broken / "model.log").is_file())
+        self.assertFalse((broken / "model.done").exists())
+
+
 if __name__ == "__main__":
     unittest.main()
