@@ -66,9 +66,12 @@ ACTIONS = {argparse._StoreAction: "store", argparse._StoreTrueAction: "store_tru
 def describe(action):
     """A parser option in the record's terms."""
     t = action.type
-    return {"names": list(action.option_strings), "dest": action.dest, "action": ACTIONS.get(type(action), "other"),
+    kind = ACTIONS.get(type(action), "other")
+    # A switch takes no value: argparse stores nargs 0 for it, the record what the source wrote (none).
+    nargs = None if kind in ("store_true", "store_false", "store_const", "count") else action.nargs
+    return {"names": list(action.option_strings), "dest": action.dest, "action": kind,
             "type": None if t is None else t.__name__ if t in (int, float, str, bool) else f"other:{t!r}",
-            "required": action.required, "default": action.default, "nargs": action.nargs,
+            "required": action.required, "default": action.default, "nargs": nargs,
             "choices": None if action.choices is None else list(action.choices)}
 
 
@@ -92,8 +95,33 @@ class ParserRecordTest(unittest.TestCase):
                 for dest, flag in theirs.items():
                     for key in ("names", "action", "type", "required", "nargs", "choices"):
                         self.assertEqual(mine[dest][key], flag.get(key), f"{rel} {dest} {key}")
-                    if not isinstance(flag.get("default"), dict):  # {"expr": ...}: not a literal
-                        self.assertEqual(mine[dest]["default"], flag.get("default"), f"{rel} {dest} default")
+                    default = flag.get("default")
+                    if default is None:  # none written: argparse's own (False for store_true)
+                        default = {"store_true": False, "store_false": True}.get(flag["action"])
+                    if not isinstance(default, dict):  # {"expr": ...}: not a literal
+                        self.assertEqual(mine[dest]["default"], default, f"{rel} {dest} default")
+
+    def test_neuron_parallel_compile_options_equal_the_record(self):
+        record = SOURCE / "interfaces" / "neuron_parallel_compile-2.29.json"
+        if not record.is_file():
+            self.skipTest(f"{record} is not there")
+        options = json.loads(record.read_text())["tool"]["options"]
+        parser = load_script_path(VENV / "neuron_parallel_compile").build_parser()
+        mine = {a.option_strings[0]: a for a in parser._actions if a.option_strings and a.dest != "help"}
+        self.assertEqual(sorted(mine), sorted(o["names"][0] for o in options))
+        for o in options:
+            values = mine[o["names"][0]].choices
+            self.assertEqual(None if values is None else [str(v) for v in values], o.get("values"), o["names"])
+
+
+def load_script_path(path: Path):
+    """A script without a .py suffix, loaded as a module."""
+    from importlib.machinery import SourceFileLoader
+    loader = SourceFileLoader(path.name.replace("-", "_"), str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 class DatasetTest(unittest.TestCase):
