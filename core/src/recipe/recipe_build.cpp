@@ -1,0 +1,295 @@
+// Building a Recipe from its checked TOML, one named step per concern, in this order: keys,
+// required values, each section's typed values, positions, relative paths, cross-checks, stages.
+// Each step stops at the first error, which names file:line:column (or the --set) and a fix.
+#include "recipe_build.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <initializer_list>
+#include <limits>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "recipe_reader.hpp"
+#include "recipe_schema.hpp"
+#include "slurm_time.hpp"
+#include "trnslurm/recipe/instance.hpp"
+#include "trnslurm/util/suggest.hpp"
+
+namespace trnslurm {
+
+namespace {
+
+Result<void> first_error(std::initializer_list<Result<void>> results) {
+  for (const auto& r : results)
+    if (!r) return r;
+  return {};
+}
+
+Result<void> require_keys(const RecipeReader& in) {
+  for (const auto& [section, key, example] :
+       std::initializer_list<std::tuple<std::string_view, std::string_view, std::string_view>>{
+           {"model", "layers", "32"},
+           {"model", "hidden", "4096"},
+           {"model", "heads", "32"},
+           {"model", "vocab", "32000"},
+           {"model", "seq_len", "4096"},
+           {"cluster", "instance", "\"trn1.32xlarge\""},
+           {"cluster", "nodes", "4"},
+           {"train", "gbs", "1024"},
+           {"train", "lr", "3e-4"}})
+    if (auto r = in.require(section, key, example); !r) return r;
+  return {};
+}
+
+Result<void> read_model(const RecipeReader& in, ModelRecipe& m) {
+  in.read_string(m.name, "model", "name");
+  in.read_string(m.pretrained, "model", "pretrained");
+  if (auto r = first_error({in.read_uint(m.layers, "model", "layers", 1, 100000),
+                            in.read_uint(m.hidden, "model", "hidden", 1, 1u << 24),
+                            in.read_uint(m.heads, "model", "heads", 1, 1u << 16),
+                            in.read_uint(m.kv_heads, "model", "kv_heads", 1, 1u << 16),
+                            in.read_uint(m.ffn_hidden, "model", "ffn_hidden", 1, 1u << 26),
+                            in.read_uint(m.vocab, "model", "vocab", 1, 1u << 26),
+                            in.read_uint(m.seq_len, "model", "seq_len", 1, 1u << 24)});
+      !r)
+    return r;
+  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (m.ffn_hidden == 0) {
+    // Llama: 2/3 of 4 x hidden, rounded up to a multiple of 256 (7B: 11008, 13B: 13824).
+    const std::uint64_t raw = (std::uint64_t{8} * m.hidden + 2) / 3;
+    m.ffn_hidden = static_cast<std::uint32_t>((raw + 255) / 256 * 256);
+  }
+  return {};
+}
+
+Result<void> read_cluster(const RecipeReader& in, ClusterRecipe& c) {
+  in.read_string(c.instance, "cluster", "instance");
+  if (auto r = first_error({in.read_uint(c.nodes, "cluster", "nodes", 1, 100000),
+                            in.read_uint(c.lnc, "cluster", "lnc", 1, 2)});
+      !r)
+    return r;
+  auto v = in.uint_value("cluster", "cores_per_node", 1, 1u << 16);
+  if (!v) return std::unexpected(v.error());
+  if (*v) c.cores_per_node = static_cast<std::uint32_t>(**v);
+  return {};
+}
+
+Result<void> read_train(const RecipeReader& in, TrainRecipe& t) {
+  if (auto r = first_error(
+          {in.read_uint(t.tp, "train", "tp", 1, 1u << 16), in.read_uint(t.pp, "train", "pp", 1, 1u << 16),
+           in.read_uint(t.gbs, "train", "gbs", 1, std::uint64_t{1} << 32),
+           in.read_uint(t.mbs, "train", "mbs", 1, std::uint64_t{1} << 24),
+           in.read_uint(t.epochs, "train", "epochs", 1, 1000000), in.read_number(t.lr, "train", "lr", 0, 10),
+           in.read_number(t.warmup_ratio, "train", "warmup_ratio", 0, 1)});
+      !r)
+    return r;
+  auto w = in.uint_value("train", "warmup_steps", 0, std::numeric_limits<std::uint64_t>::max());
+  if (!w) return std::unexpected(w.error());
+  t.warmup_steps = *w;
+  return {};
+}
+
+Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
+  if (auto r =
+          first_error({in.read_uint(recipe.checkpoint.every, "checkpoint", "every"),
+                       in.read_number(recipe.estimate.tokens_per_second_per_node, "estimate",
+                                      "tokens_per_second_per_node", 0, std::numeric_limits<double>::max()),
+                       in.read_number(recipe.estimate.price_per_node_hour, "estimate", "price_per_node_hour",
+                                      0, std::numeric_limits<double>::max())});
+      !r)
+    return r;
+  in.read_string(recipe.dataset.path, "dataset", "path");
+  in.read_string(recipe.dataset.format, "dataset", "format");
+  in.read_string(recipe.dataset.split, "dataset", "split");
+  in.read_string(recipe.checkpoint.dir, "checkpoint", "dir");
+  in.read_string(recipe.checkpoint.converted_dir, "checkpoint", "converted_dir");
+  in.read_string(recipe.checkpoint.export_dir, "checkpoint", "export_dir");
+  in.read_string(recipe.run.runs_dir, "run", "runs_dir");
+  in.read_string(recipe.slurm.partition, "slurm", "partition");
+  in.read_string(recipe.slurm.account, "slurm", "account");
+  in.read_string(recipe.slurm.qos, "slurm", "qos");
+  in.read_bool(recipe.slurm.exclusive, "slurm", "exclusive");
+  if (const auto* args = in.find("slurm", "sbatch_args"))
+    for (const auto& a : *args->as_array()) recipe.slurm.sbatch_args.emplace_back(a.as_string()->get());
+  return {};
+}
+
+// Relative paths written in the recipe are relative to the recipe's directory; those given on
+// the command line, to the current directory. Jobs get absolute paths whatever their cwd.
+void resolve_paths(Recipe& recipe, const std::string& file) {
+  for (auto [key, value] : std::initializer_list<std::pair<const char*, std::string*>>{
+           {"dataset.path", &recipe.dataset.path},
+           {"model.pretrained", &recipe.model.pretrained},
+           {"checkpoint.dir", &recipe.checkpoint.dir},
+           {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
+           {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
+           {"run.runs_dir", &recipe.run.runs_dir}}) {
+    if (value->empty() || value->find("://") != std::string::npos) continue;
+    const std::filesystem::path given(*value);
+    if (given.is_absolute()) continue;
+    const auto it = recipe.positions.find(key);
+    const bool from_command_line = it != recipe.positions.end() && it->second.line == 0;
+    std::filesystem::path base =
+        from_command_line ? std::filesystem::path{} : std::filesystem::path(file).parent_path();
+    std::error_code ec;
+    base = std::filesystem::absolute(base.empty() ? std::filesystem::path(".") : base, ec);
+    if (ec) continue;
+    *value = (base / given).lexically_normal().string();
+  }
+}
+
+// The instance is known; lnc and cores_per_node follow from it.
+Result<void> check_instance(Recipe& recipe) {
+  auto& c = recipe.cluster;
+  const auto* instance = find_instance(c.instance);
+  if (instance == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& i : known_instances()) names.emplace_back(i.name);
+    auto close = closest_match(c.instance, names);
+    return fail(
+        fmt::format("unknown instance type '{}'", c.instance), recipe.where("cluster.instance"),
+        close ? fmt::format("did you mean '{}'?", *close) : fmt::format("use one of: {}", join(names)));
+  }
+  if (c.lnc == 0) c.lnc = instance->default_lnc;
+  auto cpn = cores_per_node(*instance, c.lnc, c.cores_per_node);
+  if (!cpn) {
+    // Point at cores_per_node when it was written, else at the instance that needs it.
+    const std::string key =
+        recipe.positions.contains(cpn.error().where) ? cpn.error().where : "cluster.instance";
+    return fail(cpn.error().what, recipe.where(key), cpn.error().hint);
+  }
+  c.cores_per_node = *cpn;
+  return {};
+}
+
+Result<void> check_model_shape(const Recipe& recipe) {
+  const auto& m = recipe.model;
+  if (m.hidden % m.heads != 0)
+    return fail(fmt::format("hidden = {} is not a multiple of heads = {}", m.hidden, m.heads),
+                recipe.where("model.hidden"),
+                "the head size is hidden / heads: check the model's config.json");
+  if (m.heads % m.kv_heads != 0)
+    return fail(fmt::format("heads = {} is not a multiple of kv_heads = {}", m.heads, m.kv_heads),
+                recipe.where("model.kv_heads"),
+                "grouped-query attention needs heads to be a multiple of kv_heads");
+  return {};
+}
+
+// warmup_steps and warmup_ratio are two forms of one value: one of them in the file.
+Result<void> check_warmup(Recipe& recipe) {
+  auto& t = recipe.train;
+  auto& positions = recipe.positions;
+  if (t.warmup_steps && positions.contains("train.warmup_ratio")) {
+    // An override on the command line wins over the other form written in the file.
+    const bool steps_overridden = positions["train.warmup_steps"].line == 0;
+    const bool ratio_overridden = positions["train.warmup_ratio"].line == 0;
+    if (ratio_overridden && !steps_overridden) t.warmup_steps.reset();
+  }
+  if (t.warmup_steps && positions.contains("train.warmup_ratio") &&
+      positions["train.warmup_steps"].line != 0 && positions["train.warmup_ratio"].line != 0)
+    return fail("both warmup_steps and warmup_ratio are set", recipe.where("train.warmup_steps"),
+                "keep one: warmup_steps (fixed) or warmup_ratio (of one epoch)");
+  return {};
+}
+
+Result<void> check_dataset_and_run(const Recipe& recipe) {
+  static const std::vector<std::string> formats{"auto", "hf", "hf-dict", "megatron", "arrow"};
+  if (std::ranges::find(formats, recipe.dataset.format) == formats.end()) {
+    auto close = closest_match(recipe.dataset.format, formats);
+    return fail(
+        fmt::format("unknown dataset format '{}'", recipe.dataset.format), recipe.where("dataset.format"),
+        close ? fmt::format("did you mean '{}'?", *close) : fmt::format("use one of: {}", join(formats)));
+  }
+  if (recipe.run.runs_dir.empty())
+    return fail("run.runs_dir is empty", recipe.where("run.runs_dir"),
+                "give a directory, e.g. runs_dir = \"runs\"");
+  return {};
+}
+
+// One [stages.<name>]: its values, then its checks against the cluster.
+Result<void> read_stage(const RecipeReader& in, Recipe& recipe, StageRecipe& stage,
+                        std::string_view stage_name) {
+  const auto& c = recipe.cluster;
+  const auto& file = in.file();
+  const auto at = [&](std::string_view key) { return recipe.where(key); };
+  const std::string name(stage_name);
+  const std::string section = "stages." + name;
+  stage.name = name;
+  stage.nodes = (name == "precompile" || name == "train") ? c.nodes : 1;
+  in.read_bool(stage.enabled, section, "enabled");
+  in.read_string(stage.time, section, "time");
+  in.read_string(stage.command, section, "command");
+  if (auto r = in.read_uint(stage.nodes, section, "nodes", 1, 100000); !r) return r;
+  for (const auto& k : stage_key_specs()) in.remember(recipe.positions, section, k.key);
+  // Resilience (docs/resilience.md) is the train stage's: the others are short and restartable
+  // by submitting again.
+  for (const auto* key : {"max_restarts", "signal_grace"})
+    if (name != "train" && in.find(section, key) != nullptr)
+      return fail(fmt::format("{} applies to the train stage only", key), at(section + "." + key),
+                  "move it to [stages.train]");
+  if (auto r = in.read_uint(stage.max_restarts, section, "max_restarts", 0, 1000); !r) return r;
+  if (auto r = in.read_uint(stage.signal_grace, section, "signal_grace", 0, 65535); !r) return r;
+  if (const auto limit = slurm_time_seconds(stage.time);
+      name == "train" && stage.signal_grace > 0 && limit && *limit <= stage.signal_grace)
+    return fail(fmt::format("signal_grace {} s is not shorter than the train stage's time limit '{}' ({} s): "
+                            "the signal would come at once",
+                            stage.signal_grace, stage.time, *limit),
+                at(section + ".signal_grace"),
+                "make signal_grace smaller than the time limit, or 0 to send no signal");
+  if (const auto* env = in.find(section, "env"))
+    for (auto&& [var, value] : *env->as_table())
+      stage.env.emplace(std::string(var.str()), value.as_string()->get());
+  const auto* table = in.find_table(section);
+  if (const auto it = recipe.positions.find(section + ".command"); it != recipe.positions.end())
+    stage.command_pos = it->second;
+  else
+    stage.command_pos = table != nullptr
+                            ? SourcePos{file, table->source().begin.line, table->source().begin.column}
+                            : SourcePos{file, 0, 0};
+  if (!valid_slurm_time(stage.time))
+    return fail(fmt::format("'{}' is not a Slurm time limit", stage.time), at(section + ".time"),
+                "use minutes, HH:MM:SS or D-HH:MM:SS, e.g. time = \"04:00:00\"");
+  if ((name == "precompile" || name == "train") && stage.nodes != c.nodes)
+    return fail(fmt::format("{}.nodes = {} differs from cluster.nodes = {}", section, stage.nodes, c.nodes),
+                at(section + ".nodes"),
+                "the plan is computed for cluster.nodes: remove the stage's nodes and set cluster.nodes "
+                "(or --nodes)");
+  if (stage.enabled && stage.command.find_first_not_of(" \t\r\n") == std::string::npos)
+    return fail(fmt::format("stage {} is enabled but has no command", name),
+                table != nullptr ? to_string(stage.command_pos) : file,
+                fmt::format("set command under [{}], or enabled = false", section));
+  return {};
+}
+
+}  // namespace
+
+Result<Recipe> build_recipe(toml::table& root, const std::string& file,
+                            std::map<std::string, std::string> overridden) {
+  RecipeReader in(root, file, std::move(overridden));
+  Recipe recipe;
+  recipe.source = file;
+  if (auto r = in.check_keys(); !r) return std::unexpected(r.error());
+  if (auto r = require_keys(in); !r) return std::unexpected(r.error());
+  if (auto r = read_model(in, recipe.model); !r) return std::unexpected(r.error());
+  if (auto r = read_cluster(in, recipe.cluster); !r) return std::unexpected(r.error());
+  if (auto r = read_train(in, recipe.train); !r) return std::unexpected(r.error());
+  if (auto r = read_other_sections(in, recipe); !r) return std::unexpected(r.error());
+  for (const auto& s : section_specs())
+    for (const auto& k : s.keys) in.remember(recipe.positions, s.name, k.key);
+  resolve_paths(recipe, file);
+  if (auto r = check_instance(recipe); !r) return std::unexpected(r.error());
+  if (auto r = check_model_shape(recipe); !r) return std::unexpected(r.error());
+  if (auto r = check_warmup(recipe); !r) return std::unexpected(r.error());
+  if (auto r = check_dataset_and_run(recipe); !r) return std::unexpected(r.error());
+  for (std::size_t i = 0; i < stage_names.size(); ++i)
+    if (auto r = read_stage(in, recipe, recipe.stages[i], stage_names[i]); !r)
+      return std::unexpected(r.error());
+  return recipe;
+}
+
+}  // namespace trnslurm
