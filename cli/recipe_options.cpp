@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdio>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm::cli {
 
@@ -42,12 +43,9 @@ void add_dataset_options(CLI::App& app, DatasetOptions& options) {
 
 namespace {
 Result<std::uint64_t> parse_count(const std::string& text, const char* option) {
-  std::uint64_t v = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc{} || ptr != end || text.empty())
-    return fail(fmt::format("'{}' is not a count", text), option, "give a non-negative integer");
-  return v;
+  const auto v = parse_number<std::uint64_t>(text);
+  if (!v) return fail(fmt::format("'{}' is not a count", text), option, "give a non-negative integer");
+  return *v;
 }
 }  // namespace
 

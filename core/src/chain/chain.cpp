@@ -5,8 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <ctime>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
 namespace {
@@ -143,12 +144,11 @@ Result<JobId> parse_job_id(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
   const auto semi = text.find(';');
   const auto digits = text.substr(0, semi);
-  JobId id = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || id == 0) {
+  const auto id = parse_number<JobId>(digits);
+  if (!id || *id == 0) {
     return fail(fmt::format("sbatch printed '{}' where a job id was expected", text), "sbatch --parsable");
   }
-  return id;
+  return *id;
 }
 
 }  // namespace trnslurm

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
 namespace {
@@ -50,12 +50,10 @@ Result<std::vector<JobRow>> parse_lines(std::string_view text, std::size_t field
                   fmt::format("{} line {}", what, line_no));
     }
     JobRow row;
-    const auto id = trim(f[0]);
-    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), row.id);
-    if (ec != std::errc{} || end != id.data() + id.size()) {
-      // Array or het job ids ("12_3", "12+0") are not ours: skip them.
-      continue;
-    }
+    const auto id = parse_number<JobId>(trim(f[0]));
+    // Array or het job ids ("12_3", "12+0") are not ours: skip them.
+    if (!id) continue;
+    row.id = *id;
     fill(row, f);
     rows.push_back(std::move(row));
   }
@@ -65,11 +63,10 @@ Result<std::vector<JobRow>> parse_lines(std::string_view text, std::size_t field
 }  // namespace
 
 std::string exit_code_from_status(std::string_view raw) {
-  int status = 0;
-  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), status);
-  if (ec != std::errc{} || end != raw.data() + raw.size()) return std::string(raw);
-  const int code = (status >> 8) & 0xff;
-  const int signal = status & 0x7f;
+  const auto status = parse_number<int>(raw);
+  if (!status) return std::string(raw);
+  const int code = (*status >> 8) & 0xff;
+  const int signal = *status & 0x7f;
   return signal != 0 ? fmt::format("{}:{}", code, signal) : std::to_string(code);
 }
 

@@ -9,9 +9,10 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstring>
 #include <memory>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
 
@@ -40,11 +41,9 @@ bool in_network(std::string_view address, std::string_view cidr) {
   if (slash == std::string_view::npos) return false;
   const auto net = parse_ipv4(cidr.substr(0, slash));
   const auto addr = parse_ipv4(address);
-  std::uint32_t bits = 0;
-  const auto tail = cidr.substr(slash + 1);
-  const auto [ptr, ec] = std::from_chars(tail.data(), tail.data() + tail.size(), bits);
-  if (!net || !addr || ec != std::errc{} || ptr != tail.data() + tail.size() || bits > 32) return false;
-  const std::uint32_t mask = bits == 0 ? 0U : ~std::uint32_t{0} << (32U - bits);
+  const auto bits = parse_number<std::uint32_t>(cidr.substr(slash + 1));
+  if (!net || !addr || !bits || *bits > 32) return false;
+  const std::uint32_t mask = *bits == 0 ? 0U : ~std::uint32_t{0} << (32U - *bits);
   return (*addr & mask) == (*net & mask);
 }
 

@@ -3,21 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
 
 namespace {
-
-template <class T>
-std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc{} || ptr != end) return std::nullopt;
-  return value;
-}
 
 bool has_control_char(std::string_view text) {
   return std::ranges::any_of(text, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });

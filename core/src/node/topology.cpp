@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <system_error>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
 
@@ -34,19 +35,13 @@ std::optional<std::string> read_line(const fs::path& file) {
 std::optional<std::uint32_t> read_number(const fs::path& file) {
   const auto text = read_line(file);
   if (!text) return std::nullopt;
-  std::uint32_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc{} || ptr != text->data() + text->size()) return std::nullopt;
-  return value;
+  return parse_number<std::uint32_t>(*text);
 }
 
 std::optional<std::uint32_t> device_index(std::string_view name) {
   if (!name.starts_with("neuron") || name.size() == 6) return std::nullopt;
   name.remove_prefix(6);
-  std::uint32_t value = 0;
-  const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
-  if (ec != std::errc{} || ptr != name.data() + name.size()) return std::nullopt;
-  return value;
+  return parse_number<std::uint32_t>(name);
 }
 
 }  // namespace

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <optional>
 #include <vector>
 
 #include "recipe_schema.hpp"
+#include "trnslurm/util/parse_number.hpp"
 #include "trnslurm/util/suggest.hpp"
 
 namespace trnslurm {
@@ -28,21 +28,15 @@ Result<toml::table> override_value(const Override& o, ValueKind kind) {
   toml::table holder;
   switch (kind) {
     case ValueKind::integer: {
-      std::int64_t v = 0;
-      const auto* end = o.value.data() + o.value.size();
-      const auto [ptr, ec] = std::from_chars(o.value.data(), end, v);
-      if (ec != std::errc{} || ptr != end || o.value.empty())
-        return bad("an integer", fmt::format("e.g. --set {}=8", o.key));
-      holder.insert("v", v);
+      const auto v = parse_number<std::int64_t>(o.value);
+      if (!v) return bad("an integer", fmt::format("e.g. --set {}=8", o.key));
+      holder.insert("v", *v);
       break;
     }
     case ValueKind::number: {
-      double v = 0;
-      const auto* end = o.value.data() + o.value.size();
-      const auto [ptr, ec] = std::from_chars(o.value.data(), end, v);
-      if (ec != std::errc{} || ptr != end || o.value.empty() || !std::isfinite(v))
-        return bad("a number", fmt::format("e.g. --set {}=1.5e-4", o.key));
-      holder.insert("v", v);
+      const auto v = parse_number<double>(o.value);
+      if (!v || !std::isfinite(*v)) return bad("a number", fmt::format("e.g. --set {}=1.5e-4", o.key));
+      holder.insert("v", *v);
       break;
     }
     case ValueKind::boolean:

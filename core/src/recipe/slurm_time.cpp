@@ -1,8 +1,9 @@
 #include "slurm_time.hpp"
 
 #include <array>
-#include <charconv>
 #include <cstddef>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
 
@@ -10,9 +11,10 @@ namespace {
 
 // A field of a Slurm time limit: digits only, and small enough that the seconds cannot overflow.
 bool time_field(std::string_view text, std::uint64_t& value) {
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  return !text.empty() && ptr == end && ec == std::errc{} && value <= 1'000'000'000;
+  const auto v = parse_number<std::uint64_t>(text);
+  if (!v || *v > 1'000'000'000) return false;
+  value = *v;
+  return true;
 }
 
 }  // namespace
