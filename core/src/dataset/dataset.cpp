@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <system_error>
@@ -110,29 +111,39 @@ Result<DatasetCount> count_dataset(const DatasetRequest& request) {
   return fail("unknown dataset format", request.path.string());
 }
 
+namespace {
+
+struct FormatName {
+  DatasetFormat format;
+  std::string_view name;
+};
+
+constexpr std::array<FormatName, 5> format_names{{{DatasetFormat::automatic, "auto"},
+                                                  {DatasetFormat::hf, "hf"},
+                                                  {DatasetFormat::hf_dict, "hf-dict"},
+                                                  {DatasetFormat::megatron, "megatron"},
+                                                  {DatasetFormat::arrow_file, "arrow"}}};
+
+}  // namespace
+
+const std::vector<std::string>& dataset_format_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& f : format_names) out.emplace_back(f.name);
+    return out;
+  }();
+  return names;
+}
+
 std::optional<DatasetFormat> parse_dataset_format(std::string_view name) {
-  if (name == "auto") return DatasetFormat::automatic;
-  if (name == "hf") return DatasetFormat::hf;
-  if (name == "hf-dict") return DatasetFormat::hf_dict;
-  if (name == "megatron") return DatasetFormat::megatron;
-  if (name == "arrow") return DatasetFormat::arrow_file;
-  return std::nullopt;
+  const auto* it = std::ranges::find(format_names, name, &FormatName::name);
+  if (it == format_names.end()) return std::nullopt;
+  return it->format;
 }
 
 std::string_view to_string(DatasetFormat format) {
-  switch (format) {
-    case DatasetFormat::automatic:
-      return "auto";
-    case DatasetFormat::hf:
-      return "hf";
-    case DatasetFormat::hf_dict:
-      return "hf-dict";
-    case DatasetFormat::megatron:
-      return "megatron";
-    case DatasetFormat::arrow_file:
-      return "arrow";
-  }
-  return "unknown";
+  const auto* it = std::ranges::find(format_names, format, &FormatName::format);
+  return it == format_names.end() ? "unknown" : it->name;
 }
 
 }  // namespace trnslurm

@@ -32,7 +32,8 @@ Result<DatasetSize> count_recipe_dataset(const Recipe& recipe, bool verify) {
   const auto format = parse_dataset_format(recipe.dataset.format);
   if (!format)
     return fail(fmt::format("unknown dataset format '{}'", recipe.dataset.format),
-                recipe.where("dataset.format"), "use auto, hf, hf-dict, megatron or arrow");
+                recipe.where("dataset.format"),
+                fmt::format("use one of: {}", fmt::join(dataset_format_names(), ", ")));
   DatasetRequest request;
   request.path = recipe.dataset.path;
   request.format = *format;

@@ -17,6 +17,7 @@
 #include "recipe_reader.hpp"
 #include "recipe_schema.hpp"
 #include "slurm_time.hpp"
+#include "trnslurm/dataset/dataset.hpp"
 #include "trnslurm/recipe/instance.hpp"
 #include "trnslurm/util/suggest.hpp"
 
@@ -151,9 +152,9 @@ Result<void> check_instance(Recipe& recipe) {
     std::vector<std::string> names;
     for (const auto& i : known_instances()) names.emplace_back(i.name);
     auto close = closest_match(c.instance, names);
-    return fail(
-        fmt::format("unknown instance type '{}'", c.instance), recipe.where("cluster.instance"),
-        close ? fmt::format("did you mean '{}'?", *close) : fmt::format("use one of: {}", join(names)));
+    return fail(fmt::format("unknown instance type '{}'", c.instance), recipe.where("cluster.instance"),
+                close ? fmt::format("did you mean '{}'?", *close)
+                      : fmt::format("use one of: {}", fmt::join(names, ", ")));
   }
   if (c.lnc == 0) c.lnc = instance->default_lnc;
   auto cpn = cores_per_node(*instance, c.lnc, c.cores_per_node);
@@ -198,12 +199,13 @@ Result<void> check_warmup(Recipe& recipe) {
 }
 
 Result<void> check_dataset_and_run(const Recipe& recipe) {
-  static const std::vector<std::string> formats{"auto", "hf", "hf-dict", "megatron", "arrow"};
+  const auto& formats = dataset_format_names();
   if (std::ranges::find(formats, recipe.dataset.format) == formats.end()) {
     auto close = closest_match(recipe.dataset.format, formats);
-    return fail(
-        fmt::format("unknown dataset format '{}'", recipe.dataset.format), recipe.where("dataset.format"),
-        close ? fmt::format("did you mean '{}'?", *close) : fmt::format("use one of: {}", join(formats)));
+    return fail(fmt::format("unknown dataset format '{}'", recipe.dataset.format),
+                recipe.where("dataset.format"),
+                close ? fmt::format("did you mean '{}'?", *close)
+                      : fmt::format("use one of: {}", fmt::join(formats, ", ")));
   }
   if (recipe.run.runs_dir.empty())
     return fail("run.runs_dir is empty", recipe.where("run.runs_dir"),

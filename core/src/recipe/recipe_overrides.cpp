@@ -9,6 +9,7 @@
 #include "recipe_schema.hpp"
 #include "trnslurm/util/parse_number.hpp"
 #include "trnslurm/util/suggest.hpp"
+#include "trnslurm/util/template.hpp"
 
 namespace trnslurm {
 
@@ -119,7 +120,7 @@ Result<std::string> apply_override(toml::table& root, const Override& o) {
                   "fix the recipe first");
   }
   if (env_var) {
-    if (!valid_env_name(*env_var))
+    if (!is_shell_name(*env_var))
       return fail(fmt::format("'{}' is not a valid environment variable name", *env_var), where,
                   "use letters, digits and '_', not starting with a digit");
     table->insert_or_assign(*env_var, o.value);

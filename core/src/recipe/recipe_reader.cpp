@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "trnslurm/util/suggest.hpp"
+#include "trnslurm/util/template.hpp"
 
 namespace trnslurm {
 
@@ -122,9 +123,9 @@ Result<void> RecipeReader::unknown_key(const toml::key& key, const std::string& 
   if (auto close = closest_match(name, candidates)) {
     hint = fmt::format("did you mean '{}'?", *close);
   } else if (auto homes = sections_holding(name, section); !homes.empty()) {
-    hint = fmt::format("'{}' belongs in [{}]", name, join(homes));
+    hint = fmt::format("'{}' belongs in [{}]", name, fmt::join(homes, ", "));
   } else {
-    hint = fmt::format("valid {}: {}", section.empty() ? "sections" : "keys", join(candidates));
+    hint = fmt::format("valid {}: {}", section.empty() ? "sections" : "keys", fmt::join(candidates, ", "));
   }
   return fail(what, to_string(pos(key, path)), hint);
 }
@@ -147,7 +148,7 @@ Result<void> RecipeReader::check_section(const toml::table& table, const std::st
       for (auto&& [var, value] : *node.as_table()) {
         const std::string var_name(var.str());
         const std::string var_path = fmt::format("{}.{}", path, var_name);
-        if (!valid_env_name(var_name))
+        if (!is_shell_name(var_name))
           return fail(fmt::format("'{}' is not a valid environment variable name", var_name),
                       to_string(pos(var, var_path)),
                       "use letters, digits and '_', not starting with a digit");

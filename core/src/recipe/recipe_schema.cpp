@@ -1,7 +1,6 @@
 #include "recipe_schema.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -172,21 +171,6 @@ bool has_kind(const toml::node& node, ValueKind kind) {
       return node.is_table();
   }
   return false;
-}
-
-bool valid_env_name(std::string_view name) {
-  if (name.empty() || (std::isdigit(static_cast<unsigned char>(name[0])) != 0)) return false;
-  return std::ranges::all_of(
-      name, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
 }
 
 std::vector<std::string> recipe_keys() {

@@ -45,7 +45,4 @@ std::optional<ValueKind> kind_of(std::string_view section, std::string_view key)
 // The sections (other than `except`) that hold a key of that name: "tp" -> "train".
 std::vector<std::string> sections_holding(std::string_view key, std::string_view except);
 
-bool valid_env_name(std::string_view name);
-std::string join(const std::vector<std::string>& items);
-
 }  // namespace trnslurm

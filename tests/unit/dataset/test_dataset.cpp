@@ -171,6 +171,9 @@ TEST_CASE("dataset: format names round-trip") {
   }
   CHECK_FALSE(parse_dataset_format("parquet").has_value());
   CHECK_FALSE(parse_dataset_format("HF").has_value());
+  // The list a recipe is checked against names exactly these formats.
+  REQUIRE(dataset_format_names().size() == 5);
+  for (const auto& name : dataset_format_names()) CHECK(to_string(*parse_dataset_format(name)) == name);
 }
 
 TEST_CASE("dataset: requests that cannot be right are refused") {

@@ -44,7 +44,8 @@ struct DatasetCount {
 // input gives an Error: never a crash, a hang or an allocation beyond a fixed cap.
 Result<DatasetCount> count_dataset(const DatasetRequest& request);
 
-// "auto", "hf", "hf-dict", "megatron", "arrow".
+// The names a recipe's dataset.format may hold: "auto", "hf", "hf-dict", "megatron", "arrow".
+const std::vector<std::string>& dataset_format_names();
 std::optional<DatasetFormat> parse_dataset_format(std::string_view name);
 std::string_view to_string(DatasetFormat format);
 
