@@ -133,20 +133,18 @@ MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint
 }
 
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
-  const auto* instance = find_instance(recipe.cluster.instance);
-  if (instance == nullptr)
-    return fail(fmt::format("unknown instance type '{}'", recipe.cluster.instance),
-                recipe.where("cluster.instance"), "see trnslurm.toml(5) for the instance types");
+  const auto chosen =
+      choose_instance(recipe.cluster.instance, recipe.cluster.lnc, recipe.cluster.cores_per_node);
+  if (!chosen) return fail(chosen.error().what, recipe.where(chosen.error().where), chosen.error().hint);
+  const auto* instance = chosen->spec;
   const auto& t = recipe.train;
   const auto& m = recipe.model;
   Plan p;
   p.instance = recipe.cluster.instance;
   p.backend = std::string(instance->backend);
   p.nodes = recipe.cluster.nodes;
-  p.lnc = recipe.cluster.lnc == 0 ? instance->default_lnc : recipe.cluster.lnc;
-  auto cores = cores_per_node(*instance, p.lnc, recipe.cluster.cores_per_node);
-  if (!cores) return fail(cores.error().what, recipe.where(cores.error().where), cores.error().hint);
-  p.cores_per_node = *cores;
+  p.lnc = chosen->lnc;
+  p.cores_per_node = chosen->cores_per_node;
   p.tp = t.tp;
   p.pp = t.pp;
   p.gbs = t.gbs;

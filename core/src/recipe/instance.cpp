@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "trnslurm/util/suggest.hpp"
+
 namespace trnslurm {
 
 const std::vector<InstanceSpec>& known_instances() {
@@ -42,6 +44,24 @@ Result<std::uint32_t> cores_per_node(const InstanceSpec& instance, std::uint32_t
                             instance.name, lnc, cores),
                 "cluster.cores_per_node", "remove cores_per_node: it follows from the instance and lnc");
   return cores;
+}
+
+Result<InstanceChoice> choose_instance(std::string_view name, std::uint32_t lnc,
+                                       std::optional<std::uint32_t> explicit_cores) {
+  const auto* instance = find_instance(name);
+  if (instance == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& i : known_instances()) names.emplace_back(i.name);
+    auto close = closest_match(name, names);
+    return fail(fmt::format("unknown instance type '{}'", name), "cluster.instance",
+                close ? fmt::format("did you mean '{}'?", *close)
+                      : fmt::format("use one of: {}", fmt::join(names, ", ")));
+  }
+  InstanceChoice choice{instance, lnc == 0 ? instance->default_lnc : lnc, 0};
+  auto cores = cores_per_node(*instance, choice.lnc, explicit_cores);
+  if (!cores) return std::unexpected(cores.error());
+  choice.cores_per_node = *cores;
+  return choice;
 }
 
 std::uint64_t memory_per_core_bytes(const InstanceSpec& instance, std::uint32_t lnc) {

@@ -147,24 +147,15 @@ void resolve_paths(Recipe& recipe, const std::string& file) {
 // The instance is known; lnc and cores_per_node follow from it.
 Result<void> check_instance(Recipe& recipe) {
   auto& c = recipe.cluster;
-  const auto* instance = find_instance(c.instance);
-  if (instance == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& i : known_instances()) names.emplace_back(i.name);
-    auto close = closest_match(c.instance, names);
-    return fail(fmt::format("unknown instance type '{}'", c.instance), recipe.where("cluster.instance"),
-                close ? fmt::format("did you mean '{}'?", *close)
-                      : fmt::format("use one of: {}", fmt::join(names, ", ")));
+  auto chosen = choose_instance(c.instance, c.lnc, c.cores_per_node);
+  if (!chosen) {
+    // Point at the key when it was written, else at the instance that needs it.
+    const auto& e = chosen.error();
+    const std::string key = recipe.positions.contains(e.where) ? e.where : "cluster.instance";
+    return fail(e.what, recipe.where(key), e.hint);
   }
-  if (c.lnc == 0) c.lnc = instance->default_lnc;
-  auto cpn = cores_per_node(*instance, c.lnc, c.cores_per_node);
-  if (!cpn) {
-    // Point at cores_per_node when it was written, else at the instance that needs it.
-    const std::string key =
-        recipe.positions.contains(cpn.error().where) ? cpn.error().where : "cluster.instance";
-    return fail(cpn.error().what, recipe.where(key), cpn.error().hint);
-  }
-  c.cores_per_node = *cpn;
+  c.lnc = chosen->lnc;
+  c.cores_per_node = chosen->cores_per_node;
   return {};
 }
 

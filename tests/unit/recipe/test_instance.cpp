@@ -42,3 +42,24 @@ TEST_CASE("instance: device memory per core") {
   CHECK(memory_per_core_bytes(*find_instance("trn2.48xlarge"), 1) == 12ull << 30);
   CHECK(memory_per_core_bytes(*find_instance("cpu"), 1) == 0);
 }
+
+TEST_CASE("instance: choose_instance resolves lnc and cores, and names the key at fault") {
+  const auto trn2 = choose_instance("trn2.48xlarge", 0, std::nullopt);
+  REQUIRE(trn2.has_value());
+  CHECK(trn2->spec == find_instance("trn2.48xlarge"));
+  CHECK(trn2->lnc == 2);
+  CHECK(trn2->cores_per_node == 64);
+
+  const auto typo = choose_instance("trn1.32xlarg", 0, std::nullopt);
+  REQUIRE_FALSE(typo.has_value());
+  CHECK(typo.error().where == "cluster.instance");
+  CHECK(typo.error().hint == "did you mean 'trn1.32xlarge'?");
+
+  const auto lnc = choose_instance("trn1.32xlarge", 2, std::nullopt);
+  REQUIRE_FALSE(lnc.has_value());
+  CHECK(lnc.error().where == "cluster.lnc");
+
+  const auto cpu = choose_instance("cpu", 0, std::nullopt);
+  REQUIRE_FALSE(cpu.has_value());
+  CHECK(cpu.error().where == "cluster.cores_per_node");
+}

@@ -29,6 +29,17 @@ const InstanceSpec* find_instance(std::string_view name);
 Result<std::uint32_t> cores_per_node(const InstanceSpec& instance, std::uint32_t lnc,
                                      std::optional<std::uint32_t> explicit_cores);
 
+// What a recipe's [cluster] names, resolved: the instance, its lnc (the instance's default for
+// 0) and cores per node. Errors name the key at fault in Error::where ("cluster.instance",
+// "cluster.lnc", "cluster.cores_per_node"), which the caller turns into a file position.
+struct InstanceChoice {
+  const InstanceSpec* spec = nullptr;
+  std::uint32_t lnc = 0;
+  std::uint32_t cores_per_node = 0;
+};
+Result<InstanceChoice> choose_instance(std::string_view name, std::uint32_t lnc,
+                                       std::optional<std::uint32_t> explicit_cores);
+
 // Device memory per (logical) core in bytes: HBM per node / cores per node.
 std::uint64_t memory_per_core_bytes(const InstanceSpec& instance, std::uint32_t lnc);
 
