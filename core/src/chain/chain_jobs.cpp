@@ -247,11 +247,11 @@ Result<ChainStatus> query_chain(const std::vector<StageRef>& stages, SlurmClient
 
 Result<std::vector<StageRef>> find_chain_in_slurm(std::string_view chain_id, SlurmClient& slurm) {
   std::vector<std::string> names;
-  for (auto stage : chain_stage_order) names.push_back(job_name(chain_id, stage));
+  for (auto stage : stage_names) names.push_back(job_name(chain_id, stage));
   auto rows = slurm.squeue_by_name(names);
   if (!rows) return std::unexpected(rows.error());
   std::vector<StageRef> out;
-  for (auto stage : chain_stage_order) {
+  for (auto stage : stage_names) {
     const auto comment = job_comment(chain_id, stage);
     std::optional<JobId> newest;
     for (const auto& r : *rows) {

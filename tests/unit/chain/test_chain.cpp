@@ -11,7 +11,7 @@ ChainSpec four_stages() {
   ChainSpec c;
   c.chain_id = "20261122-010203-0000abcd";
   c.run_dir = "/runs/20261122-010203-0000abcd";
-  for (auto s : chain_stage_order) c.stages.push_back(StageSpec{std::string(s), "#!/bin/bash\n", 1, "", {}});
+  for (auto s : stage_names) c.stages.push_back(StageSpec{std::string(s), "#!/bin/bash\n", 1, "", {}});
   return c;
 }
 bool has(const std::vector<std::string>& v, const std::string& s) {

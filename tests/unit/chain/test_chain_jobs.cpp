@@ -13,13 +13,13 @@ ChainSpec four_stages() {
   ChainSpec c;
   c.chain_id = "20261122-010203-0000abcd";
   c.run_dir = "/runs/x";
-  for (auto s : chain_stage_order) c.stages.push_back(StageSpec{std::string(s), "", 1, "", {}});
+  for (auto s : stage_names) c.stages.push_back(StageSpec{std::string(s), "", 1, "", {}});
   return c;
 }
 std::vector<StageRef> refs(std::vector<std::optional<JobId>> ids) {
   std::vector<StageRef> out;
   for (std::size_t i = 0; i < ids.size(); ++i)
-    out.push_back(StageRef{std::string(chain_stage_order[i]), ids[i], {}, {}});
+    out.push_back(StageRef{std::string(stage_names[i]), ids[i], {}, {}});
   return out;
 }
 }  // namespace
@@ -52,7 +52,7 @@ TEST_CASE("chain_jobs: an sbatch failing at stage k cancels stages 1..k-1") {
   REQUIRE_FALSE(r);
   CHECK(r.error().stage == static_cast<std::size_t>(k));
   CHECK(r.error().error.what == "sbatch: error: invalid partition specified: nope");
-  CHECK(r.error().error.where.find(std::string(chain_stage_order[static_cast<std::size_t>(k)])) !=
+  CHECK(r.error().error.where.find(std::string(stage_names[static_cast<std::size_t>(k)])) !=
         std::string::npos);
   CHECK(slurm.sbatch_calls.size() == static_cast<std::size_t>(k + 1));
   CHECK(slurm.cancelled.size() == static_cast<std::size_t>(k));

@@ -9,7 +9,7 @@ ChainInputs inputs() {
   ChainInputs in;
   in.chain_id = "20261122-010203-0000abcd";
   in.run_dir = "/runs/20261122-010203-0000abcd";
-  for (auto name : chain_stage_order) {
+  for (auto name : stage_names) {
     StageInput s;
     s.name = std::string(name);
     s.command = "echo {{stage}} {{total_steps}}";

@@ -8,14 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "trnslurm/recipe/stage_names.hpp"
 #include "trnslurm/util/error.hpp"
 
 namespace trnslurm {
 
 using JobId = std::uint64_t;
-
-// The four stages, in chain order, by their recipe names.
-inline constexpr std::string_view chain_stage_order[] = {"convert", "precompile", "train", "convert_back"};
 
 // Slurm settings shared by every stage of a chain.
 struct SlurmSettings {
@@ -60,7 +58,7 @@ std::filesystem::path output_path(const std::filesystem::path& run_dir, std::str
 // The full sbatch argv of stage `stage` ("sbatch" first), depending on `after` when given.
 std::vector<std::string> sbatch_argv(const ChainSpec& chain, std::size_t stage, std::optional<JobId> after);
 
-// Which stages run: --only S, or --from S and/or --until S (names as in chain_stage_order).
+// Which stages run: --only S, or --from S and/or --until S (names as in stage_names).
 struct StageSelection {
   std::string only;
   std::string from;

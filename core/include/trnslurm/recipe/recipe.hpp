@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trnslurm/recipe/stage_names.hpp"
 #include "trnslurm/util/error.hpp"
 #include "trnslurm/util/template.hpp"
 
@@ -97,9 +98,6 @@ struct StageRecipe {
   std::uint32_t max_restarts = 3;
   std::uint32_t signal_grace = 120;
 };
-
-inline constexpr std::array<std::string_view, 4> stage_names{"convert", "precompile", "train",
-                                                             "convert_back"};
 
 struct Recipe {
   std::filesystem::path source;  // the file read ("" for a bundled recipe's text)
