@@ -2,7 +2,6 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <toml++/toml.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "commands.hpp"
 #include "process.hpp"
 #include "trnslurm/chain/restarts.hpp"
+#include "trnslurm/recipe/recipe.hpp"
 
 namespace trnslurm::cli {
 namespace fs = std::filesystem;
@@ -53,21 +53,7 @@ void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain) {
 
 fs::path resolve_runs_dir(const ChainOptions& options) {
   if (!options.runs_dir.empty()) return options.runs_dir;
-  const fs::path recipe = options.recipe;
-  std::error_code ec;
-  if (fs::is_regular_file(recipe, ec)) {
-    // Only [run].runs_dir: a recipe broken elsewhere must not hide the chains.
-    try {
-      const auto t = toml::parse_file(recipe.string());
-      if (auto dir = t["run"]["runs_dir"].value<std::string>()) {
-        const fs::path d = *dir;
-        return d.is_absolute() ? d : recipe.parent_path() / d;
-      }
-    } catch (const toml::parse_error&) {
-    }
-    return recipe.parent_path() / "runs";
-  }
-  return "runs";
+  return runs_dir_named_by(options.recipe);
 }
 
 Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) {

@@ -148,7 +148,7 @@ int run_submit(const SubmitArgs& args) {
   }
   for (const auto& w : plan->warnings) (void)std::fputs(fmt::format("warning: {}\n", w).c_str(), stderr);
   const auto plan_doc = to_json(*plan);
-  const fs::path runs = args.runs_dir.empty() ? runs_dir_of(*recipe) : fs::absolute(args.runs_dir);
+  const fs::path runs = args.runs_dir.empty() ? fs::path(recipe->run.runs_dir) : fs::absolute(args.runs_dir);
 
   // The run directory is created with mkdir: a collision (same second, same random draw) retries.
   // arc4random rather than std::random_device, whose start-up probes the CPU with cpuid, which

@@ -2,20 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "trnslurm/chain/job_script.hpp"
 
 namespace trnslurm {
 namespace fs = std::filesystem;
-
-std::filesystem::path runs_dir_of(const Recipe& recipe) {
-  fs::path dir = recipe.run.runs_dir;
-  if (dir.is_absolute()) return dir;
-  const auto base = recipe.source.empty() ? fs::current_path() : fs::absolute(recipe.source).parent_path();
-  return (base / dir).lexically_normal();
-}
 
 Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& plan,
                                              std::string chain_id, fs::path run_dir) {
@@ -27,15 +17,7 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
 
   // Positions of placeholders are counted in the file as written (the resolved text may be
   // re-serialised when overrides were applied).
-  std::string file_text = recipe.text;
-  if (!recipe.source.empty()) {
-    std::ifstream file(recipe.source, std::ios::binary);
-    if (file) {
-      std::ostringstream text;
-      text << file.rdbuf();
-      file_text = text.str();
-    }
-  }
+  const std::string& file_text = recipe.file_text.empty() ? recipe.text : recipe.file_text;
   for (const auto& stage : recipe.stages) {
     StageInput s;
     s.name = stage.name;

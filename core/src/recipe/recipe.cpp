@@ -76,6 +76,7 @@ Result<Recipe> load_recipe_text(std::string_view text, const std::string& source
   auto recipe = build_recipe(root, source_name, std::move(overridden));
   if (!recipe) return recipe;
   flatten_toml(root, "", recipe->values);
+  recipe->file_text = std::string(text);
   if (overrides.empty()) {
     recipe->text = std::string(text);
   } else {
@@ -87,6 +88,18 @@ Result<Recipe> load_recipe_text(std::string_view text, const std::string& source
     recipe->text = out.str();
   }
   return recipe;
+}
+
+std::filesystem::path runs_dir_named_by(const std::filesystem::path& recipe_file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(recipe_file, ec)) return path_from({}, RunRecipe{}.runs_dir);
+  std::string dir = RunRecipe{}.runs_dir;
+  try {
+    const auto t = toml::parse_file(recipe_file.string());
+    if (auto named = t["run"]["runs_dir"].value<std::string>(); named && !named->empty()) dir = *named;
+  } catch (const toml::parse_error&) {
+  }
+  return path_from(recipe_file.parent_path(), dir);
 }
 
 Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides) {

@@ -130,17 +130,10 @@ void resolve_paths(Recipe& recipe, const std::string& file) {
            {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
            {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
            {"run.runs_dir", &recipe.run.runs_dir}}) {
-    if (value->empty() || value->find("://") != std::string::npos) continue;
-    const std::filesystem::path given(*value);
-    if (given.is_absolute()) continue;
     const auto it = recipe.positions.find(key);
     const bool from_command_line = it != recipe.positions.end() && it->second.line == 0;
-    std::filesystem::path base =
-        from_command_line ? std::filesystem::path{} : std::filesystem::path(file).parent_path();
-    std::error_code ec;
-    base = std::filesystem::absolute(base.empty() ? std::filesystem::path(".") : base, ec);
-    if (ec) continue;
-    *value = (base / given).lexically_normal().string();
+    *value = path_from(
+        from_command_line ? std::filesystem::path{} : std::filesystem::path(file).parent_path(), *value);
   }
 }
 
@@ -260,6 +253,16 @@ Result<void> read_stage(const RecipeReader& in, Recipe& recipe, StageRecipe& sta
 }
 
 }  // namespace
+
+std::string path_from(const std::filesystem::path& base_dir, const std::string& value) {
+  if (value.empty() || value.find("://") != std::string::npos) return value;
+  const std::filesystem::path given(value);
+  if (given.is_absolute()) return value;
+  std::error_code ec;
+  const auto base = std::filesystem::absolute(base_dir.empty() ? std::filesystem::path(".") : base_dir, ec);
+  if (ec) return value;
+  return (base / given).lexically_normal().string();
+}
 
 Result<Recipe> build_recipe(toml::table& root, const std::string& file,
                             std::map<std::string, std::string> overridden) {

@@ -3,6 +3,7 @@
 
 #include <toml++/toml.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -10,6 +11,10 @@
 #include "trnslurm/util/error.hpp"
 
 namespace trnslurm {
+
+// A path written in a recipe, taken from `base_dir` (the recipe's directory; "" for the current
+// one): absolute and normalised. Empty values, URLs ("s3://...") and absolute paths stay as they are.
+std::string path_from(const std::filesystem::path& base_dir, const std::string& value);
 
 // `overridden`: "section.key" -> the option that set it (errors name it instead of a line).
 Result<Recipe> build_recipe(toml::table& root, const std::string& file,

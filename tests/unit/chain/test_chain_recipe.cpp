@@ -68,12 +68,3 @@ TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line
   const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
   CHECK(chain.error().where == "tiny.toml:" + std::to_string(line) + ":5");
 }
-
-TEST_CASE("chain_recipe: runs_dir is taken from the recipe's directory") {
-  Recipe r;
-  r.source = "/some/where/trnslurm.toml";
-  r.run.runs_dir = "runs";
-  CHECK(runs_dir_of(r) == std::filesystem::path("/some/where/runs"));
-  r.run.runs_dir = "/abs/runs";
-  CHECK(runs_dir_of(r) == std::filesystem::path("/abs/runs"));
-}

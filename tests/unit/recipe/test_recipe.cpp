@@ -327,3 +327,23 @@ TEST_CASE("recipe: every scalar of the resolved recipe is a placeholder value") 
   CHECK(v.count("slurm.sbatch_args") == 0);  // arrays are not placeholders
   CHECK(v.count("model") == 0);
 }
+
+TEST_CASE("recipe: runs_dir_named_by reads only [run].runs_dir, as load_recipe resolves it") {
+  const auto dir = std::filesystem::path(TRNSLURM_FIXTURES) / "recipes";
+  CHECK(runs_dir_named_by(fixture("valid.toml")) == load_recipe(fixture("valid.toml"))->run.runs_dir);
+  CHECK(runs_dir_named_by(fixture("minimal.toml")) == dir / "runs");
+  // A recipe broken elsewhere still names its runs directory.
+  CHECK(runs_dir_named_by(fixture("bad_instance.toml")) == dir / "runs");
+  CHECK(runs_dir_named_by(fixture("syntax_error.toml")) == dir / "runs");
+  CHECK(runs_dir_named_by(fixture("no-such-recipe.toml")) ==
+        (std::filesystem::current_path() / "runs").lexically_normal());
+}
+
+TEST_CASE("recipe: the text as written is kept beside the resolved text") {
+  std::ifstream in(fixture("minimal.toml"), std::ios::binary);
+  const std::string written{std::istreambuf_iterator<char>(in), {}};
+  auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "8", "--nodes"}});
+  REQUIRE(r);
+  CHECK(r->file_text == written);
+  CHECK(r->text != written);
+}

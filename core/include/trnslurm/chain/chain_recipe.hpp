@@ -19,7 +19,4 @@ namespace trnslurm {
 Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& plan,
                                              std::string chain_id, std::filesystem::path run_dir);
 
-// The recipe's runs directory, absolute: relative paths are taken from the recipe's directory.
-std::filesystem::path runs_dir_of(const Recipe& recipe);
-
 }  // namespace trnslurm

@@ -102,6 +102,7 @@ struct StageRecipe {
 struct Recipe {
   std::filesystem::path source;  // the file read ("" for a bundled recipe's text)
   std::string text;              // the resolved TOML, overrides applied
+  std::string file_text;         // the text as written, in which SourcePos lines are counted
   ModelRecipe model;
   ClusterRecipe cluster;
   TrainRecipe train;
@@ -137,6 +138,11 @@ Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<
 // The same from text; `source_name` is used in error positions.
 Result<Recipe> load_recipe_text(std::string_view text, const std::string& source_name,
                                 const std::vector<Override>& overrides = {});
+
+// The runs directory a recipe file names, read without loading the rest of it: a recipe broken
+// elsewhere must not hide the chains it started. [run].runs_dir taken from the recipe's
+// directory as load_recipe takes it, else "runs" there; ./runs when there is no recipe file.
+std::filesystem::path runs_dir_named_by(const std::filesystem::path& recipe_file);
 
 // Every key a recipe may hold, "section.key" (stages as "stages.<name>.key"), for docs and tests.
 std::vector<std::string> recipe_keys();
