@@ -16,6 +16,7 @@ extern "C" {
 #include "commands.hpp"
 #include "site_config.hpp"
 #include "trnslurm/node/efa.hpp"
+#include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/topology.hpp"
 #include "trnslurm/util/elf_symbol.hpp"
 #include "trnslurm/version.hpp"
@@ -184,7 +185,7 @@ void check_efa(Report& r, const SiteSettings& site, const std::string& node, boo
 int run(const DoctorArgs& a) {
   Report r(a.json);
   const auto cfg = load_site_config(a.plugstack);
-  const std::string node = a.node_name.value_or(short_hostname());
+  const std::string node = a.node_name.value_or(node_name());
   if (!a.json)
     std::printf("trnslurm doctor on %s (trnslurm %s, built against Slurm %s)\n", node.c_str(), version,
                 slurm_build_version);

@@ -12,6 +12,8 @@
 
 #include "commands.hpp"
 #include "site_config.hpp"
+#include "slurm_lookup.hpp"
+#include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/task_env.hpp"
 
 namespace trnslurm::cli {
@@ -46,6 +48,11 @@ std::string shell_quote(const std::string& v) {
   return out + "'";
 }
 
+std::optional<std::string> caller_getenv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
 int usage_error(const Error& e) {
   (void)std::fprintf(stderr, "trnslurm env: %s\n", to_string(e).c_str());
   return exit_usage;
@@ -78,54 +85,24 @@ int run(const EnvArgs& a) {
     if (!r) return usage_error(r.error());
   }
 
-  EnvInput in;
-  in.settings = merge(site, opts);
-  in.hostname = a.node_name.value_or(short_hostname());
-  in.task.nnodes = a.nodes;
-  in.task.node_id = a.node_rank;
-  in.task.local_count = a.tasks_per_node;
-  in.task.local_id = a.local_id;
-  in.task.total_tasks = a.nodes * a.tasks_per_node;
-  in.task.global_id = a.node_rank * a.tasks_per_node + a.local_id;
+  NodeRequest request;
+  request.site = site;
+  request.settings = merge(site, opts);
+  request.hostname = a.node_name.value_or("");
+  request.task.nnodes = a.nodes;
+  request.task.node_id = a.node_rank;
+  request.task.local_count = a.tasks_per_node;
+  request.task.local_id = a.local_id;
+  request.task.total_tasks = a.nodes * a.tasks_per_node;
+  request.task.global_id = a.node_rank * a.tasks_per_node + a.local_id;
+  request.nodelist = a.nodelist;
+  request.root = a.root;
+  if (a.probe_efa) request.efa = probe_efa();
+  request.user_env = !a.ignore_env;
+  const auto in = gather_node_inputs(request, {caller_getenv, slurm_lookup::first_host, slurm_node_addr});
+  if (!in) return usage_error(in.error());
 
-  if (a.root) {
-    in.topology = read_topology(*a.root);
-  } else {
-    const auto root = expand_node_pattern(site.root, in.hostname);
-    if (!root) return usage_error(root.error());
-    in.topology = read_topology(*root);
-  }
-  if (a.probe_efa) {
-    in.efa = probe_efa();
-  } else {
-    const auto dir = expand_node_pattern(site.state_dir, in.hostname);
-    if (!dir) return usage_error(dir.error());
-    if (auto state = read_efa_state(*dir))
-      in.efa = std::move(*state);
-    else
-      in.efa = {EfaState::unknown, to_string(state.error())};
-  }
-
-  std::string nodelist = in.hostname;
-  if (a.nodelist)
-    nodelist = *a.nodelist;
-  else if (const char* s = std::getenv("SLURM_STEP_NODELIST"); s && *s)
-    nodelist = s;
-  else if (const char* j = std::getenv("SLURM_JOB_NODELIST"); j && *j)
-    nodelist = j;
-  const auto host = first_host(nodelist);
-  if (!host)
-    return usage_error({fmt::format("cannot read node list '{}'", nodelist), "--nodelist", "e.g. trn[1-4]"});
-  in.master = find_master(*host, in.settings, slurm_node_addr);
-
-  if (!a.ignore_env) {
-    for (const auto name : considered_variables()) {
-      const std::string n(name);
-      if (const char* v = std::getenv(n.c_str())) in.user_env.emplace(n, v);
-    }
-  }
-
-  const auto plan = task_environment(in);
+  const auto plan = task_environment(*in);
   if (!plan) return usage_error(plan.error());
   const auto site_source = cfg.line
                                ? fmt::format("{}:{}", cfg.line->file, cfg.line->line)

@@ -1,21 +1,13 @@
 #include "site_config.hpp"
 
-#include "slurm_lookup.hpp"
-
-extern "C" {
-#include <slurm/slurm.h>
-}
-
-#include <dlfcn.h>
 #include <glob.h>
-#include <unistd.h>
 
-#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <sstream>
+
+#include "slurm_lookup.hpp"
 
 namespace trnslurm::cli {
 
@@ -27,14 +19,6 @@ std::optional<std::string> read_text(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-std::string short_hostname() {
-  std::array<char, 256> buf{};
-  if (gethostname(buf.data(), buf.size() - 1) != 0) return "localhost";
-  std::string name(buf.data());
-  if (const auto dot = name.find('.'); dot != std::string::npos) name.resize(dot);
-  return name;
 }
 
 SiteConfig load_site_config(const std::optional<std::string>& plugstack_override) {
@@ -74,10 +58,6 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
   }
   if (cfg.line) cfg.site = parse_plugstack_args(cfg.line->args);
   return cfg;
-}
-
-std::optional<std::string> first_host(const std::string& nodelist) {
-  return slurm_lookup::first_host(nodelist);
 }
 
 std::optional<std::string> slurm_node_addr(const std::string& node) {

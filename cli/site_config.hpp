@@ -1,7 +1,7 @@
 #pragma once
 // What `trnslurm env` and `trnslurm doctor` need from the node's Slurm setup: the trnslurm line
-// of plugstack.conf (its arguments are the site settings the plugin runs with), the first host
-// of a node list and Slurm's NodeAddr for a node (both through libslurm, like the plugin).
+// of plugstack.conf (its arguments are the site settings the plugin runs with) and Slurm's
+// NodeAddr for a node (through libslurm, like the plugin).
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,14 +23,9 @@ struct SiteConfig {
 
 SiteConfig load_site_config(const std::optional<std::string>& plugstack_override);
 
-// libslurm's hostlist parser: the first host of "n[1-4],x" (nullopt when the list is bad/empty).
-std::optional<std::string> first_host(const std::string& nodelist);
-
-// Slurm's NodeAddr for a node name, when slurm.conf is readable here.
+// Slurm's NodeAddr for a node name (slurm/slurm_lookup.hpp), when slurm.conf is readable here:
+// libslurm would complain on stderr without one.
 std::optional<std::string> slurm_node_addr(const std::string& node);
-
-// This host's short name: what %n stands for on this node.
-std::string short_hostname();
 
 // The whole file, or nullopt.
 std::optional<std::string> read_text(const std::string& path);

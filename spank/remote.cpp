@@ -20,6 +20,7 @@ extern "C" {
 
 #include "slurm_lookup.hpp"
 #include "state.hpp"
+#include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/util/printable.hpp"
 
 namespace trnslurm::spank {
@@ -77,39 +78,25 @@ int remote_user_init(spank_t sp) {
     st.node = std::move(in);
     return 0;
   }
-  auto& t = in.task;
-  if (!get_item(sp, S_JOB_NODEID, t.node_id) || !get_item(sp, S_JOB_NNODES, t.nnodes) ||
-      !get_item(sp, S_JOB_LOCAL_TASK_COUNT, t.local_count) ||
-      !get_item(sp, S_JOB_TOTAL_TASK_COUNT, t.total_tasks)) {
+  NodeRequest request;
+  request.site = st.site;
+  request.settings = in.settings;
+  auto& shape = request.task;
+  if (!get_item(sp, S_JOB_NODEID, shape.node_id) || !get_item(sp, S_JOB_NNODES, shape.nnodes) ||
+      !get_item(sp, S_JOB_LOCAL_TASK_COUNT, shape.local_count) ||
+      !get_item(sp, S_JOB_TOTAL_TASK_COUNT, shape.total_tasks)) {
     st.remote_error = "Slurm did not tell the step's shape (node id, nodes, tasks)";
     return 0;
   }
-  in.hostname = node_name();
-  const auto root = expand_node_pattern(st.site.root, in.hostname);
-  const auto state_dir = expand_node_pattern(st.site.state_dir, in.hostname);
-  if (!root || !state_dir) {
-    st.remote_error = to_string(!root ? root.error() : state_dir.error());
+  auto gathered =
+      gather_node_inputs(request, {[sp](const std::string& name) { return job_getenv(sp, name.c_str()); },
+                                   slurm_lookup::first_host, slurm_lookup::node_addr});
+  if (!gathered) {
+    st.remote_error = to_string(gathered.error());
     return 0;
   }
-  in.topology = read_topology(*root);
-  if (auto efa = read_efa_state(*state_dir))
-    in.efa = std::move(*efa);
-  else
-    in.efa = {EfaState::unknown, to_string(efa.error())};
-
-  auto nodelist = job_getenv(sp, "SLURM_STEP_NODELIST");
-  if (!nodelist) nodelist = job_getenv(sp, "SLURM_JOB_NODELIST");
-  const auto host = nodelist ? slurm_lookup::first_host(*nodelist) : std::nullopt;
-  if (!host) {
-    st.remote_error = "the step's node list (SLURM_STEP_NODELIST) is missing or unreadable: no MASTER_ADDR";
-    return 0;
-  }
-  in.master = find_master(*host, in.settings, slurm_lookup::node_addr);
-  // The user's environment as it is before we set anything: what task_init decides against.
-  for (const auto name : considered_variables()) {
-    const std::string n(name);
-    if (auto v = job_getenv(sp, n.c_str())) in.user_env.emplace(n, std::move(*v));
-  }
+  in = std::move(*gathered);
+  auto& t = in.task;
 
   // Decide for every local task now, in the step's parent: a refusal (cores, LNC) depends only
   // on the node and is kept for task_init. What is the same for every task of the node is set

@@ -3,6 +3,7 @@
 // libfabric costs about 0.3 s; paid here once per slurmd start, never per srun or per task.
 #include "state.hpp"
 #include "trnslurm/node/efa.hpp"
+#include "trnslurm/node/node_inputs.hpp"
 
 namespace trnslurm::spank {
 

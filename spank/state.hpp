@@ -56,7 +56,4 @@ int slurmd_init();
 int remote_user_init(spank_t sp);
 int remote_task_init(spank_t sp);
 
-// This node's short host name (gethostname up to the first dot): %n in plugstack paths.
-std::string node_name();
-
 }  // namespace trnslurm::spank
