@@ -2,12 +2,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "commands.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
 
@@ -20,40 +20,6 @@ struct InitArgs {
   bool force = false;
 };
 
-// Writes beside the target, then renames (--force) or hard-links (no clobber: link() fails when
-// the target exists, even if it appeared after the check), so a failure or a race never leaves
-// half a recipe or overwrites one.
-Result<void> write_file(const std::filesystem::path& path, std::string_view text, bool force) {
-  auto tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush())
-      return fail("cannot write the recipe", tmp.string(), "check that the directory exists and is writable");
-  }
-  std::error_code ec;
-  if (force) {
-    std::filesystem::rename(tmp, path, ec);
-  } else {
-    std::filesystem::create_hard_link(tmp, path, ec);
-    std::error_code ignored;
-    if (ec == std::errc::file_exists) {
-      std::filesystem::remove(tmp, ignored);
-      return fail("already exists", path.string(), "pass --force to overwrite it");
-    }
-    if (ec && !std::filesystem::exists(path, ignored)) {
-      std::filesystem::rename(tmp, path, ec);  // a filesystem without hard links
-    } else {
-      std::filesystem::remove(tmp, ignored);
-    }
-  }
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return fail("cannot write the recipe", path.string(), "check that the directory is writable");
-  }
-  return {};
-}
 }  // namespace
 
 Command add_init(CLI::App& app) {
@@ -79,9 +45,15 @@ Command add_init(CLI::App& app) {
               print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
               return exit_usage;
             }
-            if (auto r = write_file(out, recipe->text, args->force); !r) {
+            if (auto r = write_file_atomic(out, recipe->text, args->force ? Replace::always : Replace::never);
+                !r) {
+              // Another process wrote the file since the check above.
+              if (r.error().what == "already exists") {
+                print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
+                return exit_usage;
+              }
               print_error(r.error());
-              return r.error().what == "already exists" ? exit_usage : exit_failure;
+              return exit_failure;
             }
             fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n",
                        out.string(), recipe->name);

@@ -21,6 +21,7 @@
 #include "trnslurm/chain/chain_recipe.hpp"
 #include "trnslurm/chain/run_dir.hpp"
 #include "trnslurm/plan/plan.hpp"
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
 namespace {

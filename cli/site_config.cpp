@@ -4,28 +4,19 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "slurm_lookup.hpp"
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 SiteConfig load_site_config(const std::optional<std::string>& plugstack_override) {
   SiteConfig cfg;
   const char* env_conf = std::getenv("SLURM_CONF");
   cfg.slurm_conf = env_conf && *env_conf ? env_conf : "/etc/slurm/slurm.conf";
-  const auto conf_text = read_text(cfg.slurm_conf);
+  const auto conf_text = read_file(cfg.slurm_conf);
   cfg.slurm_conf_found = conf_text.has_value();
   if (plugstack_override) {
     cfg.plugstack = *plugstack_override;
@@ -40,7 +31,7 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
   for (int depth = 0; depth < 4 && !pending.empty() && !cfg.line; ++depth) {
     std::vector<std::string> next;
     for (const auto& file : pending) {
-      const auto text = read_text(file);
+      const auto text = read_file(file);
       if (!text) continue;
       if (file == cfg.plugstack) cfg.plugstack_found = true;
       cfg.files_read.push_back(file);

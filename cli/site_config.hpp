@@ -27,7 +27,4 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
 // libslurm would complain on stderr without one.
 std::optional<std::string> slurm_node_addr(const std::string& node);
 
-// The whole file, or nullopt.
-std::optional<std::string> read_text(const std::string& path);
-
 }  // namespace trnslurm::cli

@@ -2,8 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
 namespace {
@@ -42,11 +41,8 @@ std::vector<RestartEvent> parse_restarts(std::string_view jsonl) {
 }
 
 std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir) {
-  std::ifstream file(restarts_path(run_dir), std::ios::binary);
-  if (!file) return {};
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_restarts(text.str());
+  const auto text = read_file(restarts_path(run_dir));
+  return text ? parse_restarts(*text) : std::vector<RestartEvent>{};
 }
 
 std::string describe_cause(std::string_view cause) {

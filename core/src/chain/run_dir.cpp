@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
 namespace fs = std::filesystem;
@@ -66,43 +66,6 @@ std::vector<StageRef> stage_refs(const Manifest& m) {
   return out;
 }
 
-Result<void> write_file_atomic(const fs::path& path, std::string_view content) {
-  const auto dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string tmpl = (dir / fmt::format(".{}.XXXXXX", path.filename().string())).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) {
-    return fail(fmt::format("cannot create a temporary file: {}", std::strerror(errno)), dir.string());
-  }
-  const auto close_and_fail = [&](const char* what) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    return fail(fmt::format("{}: {}", what, std::strerror(err)), path.string());
-  };
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return close_and_fail("cannot write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  // No fsync: the rename is what makes the write atomic for readers and concurrent submits;
-  // surviving a power cut is not worth 12 disk flushes per submit.
-  if (::fchmod(fd, 0644) != 0) return close_and_fail("cannot write");
-  if (::close(fd) != 0) {
-    ::unlink(tmpl.c_str());
-    return fail(fmt::format("cannot write: {}", std::strerror(errno)), path.string());
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmpl.c_str());
-    return fail(fmt::format("cannot rename into place: {}", std::strerror(err)), path.string());
-  }
-  return {};
-}
-
 Result<fs::path> create_run_dir(const fs::path& runs_dir, std::string_view chain_id) {
   std::error_code ec;
   fs::create_directories(runs_dir, ec);
@@ -125,17 +88,11 @@ Result<void> write_manifest(const Manifest& m) {
 
 Result<Manifest> read_manifest(const fs::path& run_dir) {
   const auto path = run_dir / "manifest.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot read the manifest", path.string(), "is this a trnslurm run directory?");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto m = manifest_from_json(text.str(), path.string());
+  const auto text = read_file(path);
+  if (!text) return fail("cannot read the manifest", path.string(), "is this a trnslurm run directory?");
+  auto m = manifest_from_json(*text, path.string());
   if (!m) return m;
-  if (std::ifstream journal(run_dir / "journal", std::ios::binary); journal) {
-    std::ostringstream lines;
-    lines << journal.rdbuf();
-    apply_journal(*m, lines.str());
-  }
+  if (const auto journal = read_file(run_dir / "journal")) apply_journal(*m, *journal);
   return m;
 }
 

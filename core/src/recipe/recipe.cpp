@@ -7,13 +7,12 @@
 
 #include <toml++/toml.h>
 
-#include <array>
-#include <fstream>
 #include <sstream>
 
 #include "recipe_build.hpp"
 #include "recipe_overrides.hpp"
 #include "recipe_schema.hpp"
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
 
@@ -103,24 +102,15 @@ std::filesystem::path runs_dir_named_by(const std::filesystem::path& recipe_file
 }
 
 Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail("cannot read the recipe", path.string(),
-                "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
-  // A recipe is a few kilobytes; refusing anything beyond 1 MiB keeps `-r /dev/zero` or a
-  // dataset passed by mistake from being read into memory.
-  constexpr std::size_t max_size = std::size_t{1} << 20;
-  // Read in chunks: allocating (and zeroing) the 1 MiB cap up front cost every command ~0.4 ms.
-  std::string text;
-  std::array<char, 16384> chunk{};
-  while (in && text.size() <= max_size) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (text.size() > max_size)
+  // A recipe is a few kilobytes: 1 MiB at most.
+  const auto text = read_file(path, std::size_t{1} << 20);
+  if (!text && text.error() == ReadFailure::too_large)
     return fail("the recipe is larger than 1 MiB", path.string(),
                 "check the path: a recipe is a small TOML file");
-  auto recipe = load_recipe_text(text, path.string(), overrides);
+  if (!text)
+    return fail("cannot read the recipe", path.string(),
+                "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
+  auto recipe = load_recipe_text(*text, path.string(), overrides);
   if (recipe) recipe->source = path;
   return recipe;
 }

@@ -5,16 +5,17 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <string_view>
 #include <vector>
+
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
 
 namespace {
 
 template <class T>
-bool read_at(const std::vector<char>& data, std::uint64_t offset, T& out) {
+bool read_at(std::string_view data, std::uint64_t offset, T& out) {
   if (offset > data.size() || data.size() - offset < sizeof(T)) return false;
   std::memcpy(&out, data.data() + offset, sizeof(T));
   return true;
@@ -24,9 +25,9 @@ bool read_at(const std::vector<char>& data, std::uint64_t offset, T& out) {
 
 Result<std::uint32_t> read_u32_symbol(const std::filesystem::path& file, std::string_view name) {
   const std::string where = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail("cannot open", where);
-  const std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto contents = read_file(file);
+  if (!contents) return fail("cannot open", where);
+  const std::string_view data = *contents;
   Elf64_Ehdr eh{};
   if (!read_at(data, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)

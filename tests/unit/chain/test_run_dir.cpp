@@ -78,19 +78,6 @@ TEST_CASE("run_dir: run directories are created once, listed in order, newest fo
   CHECK(m->chain_id == "20261122-010203-00000001");
 }
 
-TEST_CASE("run_dir: atomic writes replace the file and leave no temporary behind") {
-  TempDir t;
-  const auto f = t.path / "x.json";
-  REQUIRE(write_file_atomic(f, "one"));
-  REQUIRE(write_file_atomic(f, "two"));
-  std::ifstream in(f);
-  std::string text;
-  std::getline(in, text);
-  CHECK(text == "two");
-  CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
-  CHECK_FALSE(write_file_atomic(t.path / "missing" / "x", "y"));
-}
-
 TEST_CASE("run_dir: the journal records ids and states on top of the manifest") {
   TempDir t;
   auto dir = create_run_dir(t.path / "runs", "20261122-010203-000-00000001");

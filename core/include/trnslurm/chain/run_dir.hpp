@@ -36,10 +36,6 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
 
 std::vector<StageRef> stage_refs(const Manifest& m);
 
-// Writes `content` to `path` through a temporary file in the same directory and a rename, so a
-// reader sees the old file or the new one, never half of one.
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content);
-
 // Creates <runs_dir>/<chain_id>, failing if it already exists (two submits never share one).
 Result<std::filesystem::path> create_run_dir(const std::filesystem::path& runs_dir,
                                              std::string_view chain_id);
