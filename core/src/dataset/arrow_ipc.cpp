@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dataset_file.hpp"
+#include "trnslurm/util/checked.hpp"
 
 namespace trnslurm::dataset {
 namespace {
@@ -24,14 +25,6 @@ constexpr std::uint64_t next_read = 512;
 // Token offsets are read in slices of this many bytes under --verify.
 constexpr std::size_t offsets_slice = std::size_t{64} * 1024;
 constexpr std::string_view corrupt_hint = "the file is damaged or not an Arrow IPC file: regenerate it";
-
-// True when a + b would not fit, else stores a + b.
-bool add_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-  return __builtin_add_overflow(a, b, &out);
-}
-bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-  return __builtin_mul_overflow(a, b, &out);
-}
 
 struct Message {
   MessageHeader type = MessageHeader::none;

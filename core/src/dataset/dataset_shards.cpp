@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dataset_file.hpp"
+#include "trnslurm/util/checked.hpp"
 
 namespace trnslurm::dataset {
 
@@ -39,8 +40,7 @@ Result<void> ArrowShards::add(const ReadOnlyFile& opened) {
                     layout_->kind == TokenKind::absent ? "absent" : layout_->type, first_file_.string()),
         where(file, 0), "all shards of a dataset must share one schema");
   }
-  if (__builtin_add_overflow(rows_, c->rows, &rows_) ||
-      __builtin_add_overflow(token_values_, c->token_values, &token_values_)) {
+  if (add_overflows(rows_, c->rows, rows_) || add_overflows(token_values_, c->token_values, token_values_)) {
     return fail("row or token count overflows 64 bits", file.string());
   }
   if (const auto& verified = c->verified_tokens) verified_tokens_ = verified_tokens_.value_or(0) + *verified;
@@ -56,7 +56,7 @@ Result<void> ArrowShards::finish(DatasetCount& out) const {
   switch (layout_->kind) {
     case TokenKind::fixed_size_list: {
       std::uint64_t tokens = 0;
-      if (!__builtin_mul_overflow(rows_, layout_->list_size, &tokens)) out.tokens = tokens;
+      if (!mul_overflows(rows_, layout_->list_size, tokens)) out.tokens = tokens;
       break;
     }
     case TokenKind::list:
@@ -64,7 +64,7 @@ Result<void> ArrowShards::finish(DatasetCount& out) const {
       out.tokens = verified_tokens_ ? *verified_tokens_ : token_values_;
       if (request_.seq_len && !request_.verify) {
         std::uint64_t expected = 0;
-        if (__builtin_mul_overflow(rows_, *request_.seq_len, &expected) || expected != token_values_) {
+        if (mul_overflows(rows_, *request_.seq_len, expected) || expected != token_values_) {
           out.warnings.push_back(
               fmt::format("column '{}' holds {} tokens in {} rows, not {} rows x seq_len {}: some rows are "
                           "not seq_len long "

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "trnslurm/recipe/instance.hpp"
+#include "trnslurm/util/checked.hpp"
 
 namespace trnslurm {
 
@@ -48,15 +49,9 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
   return static_cast<std::uint64_t>(std::ceil(x));
 }
 
-// Saturating arithmetic for the estimates: absurd shapes give "huge", never a wrapped small number.
-std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
-}
-std::uint64_t add(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
-}
+// The estimates saturate: absurd shapes give "huge", never a wrapped small number.
+constexpr auto mul = saturating_mul;
+constexpr auto add = saturating_add;
 
 }  // namespace
 

@@ -1,13 +1,13 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "trnslurm/upstream/args.hpp"
+#include "trnslurm/util/parse_number.hpp"
 #include "trnslurm/util/suggest.hpp"
 
 namespace trnslurm::upstream {
@@ -81,10 +81,8 @@ bool choice_matches(const nlohmann::json& choice, std::string_view value) {
   if (choice.is_string()) return choice.get<std::string>() == value;
   if (choice.is_number_integer() && python_int(value)) {
     const auto digits = without_underscores(value);
-    long long n = 0;
-    const char* first = digits.data() + (digits.starts_with('+') ? 1 : 0);
-    const auto [end, ec] = std::from_chars(first, digits.data() + digits.size(), n);
-    return ec == std::errc{} && end == digits.data() + digits.size() && n == choice.get<long long>();
+    const auto n = parse_number<long long>(std::string_view(digits).substr(digits.starts_with('+') ? 1 : 0));
+    return n && *n == choice.get<long long>();
   }
   if (choice.is_number_float() && python_float(value))
     return std::strtod(without_underscores(value).c_str(), nullptr) == choice.get<double>();

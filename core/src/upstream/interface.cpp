@@ -1,10 +1,11 @@
 #include "trnslurm/upstream/interface.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm::upstream {
 
@@ -255,9 +256,7 @@ bool Flag::repeatable() const {
 std::size_t Flag::min_values() const {
   if (!takes_value() || nargs == "?" || nargs == "*") return 0;
   if (!nargs || *nargs == "+") return 1;
-  std::size_t n = 0;
-  std::from_chars(nargs->data(), nargs->data() + nargs->size(), n);
-  return n;
+  return parse_number<std::size_t>(*nargs).value_or(0);
 }
 
 std::optional<std::size_t> Flag::max_values() const {
