@@ -15,6 +15,7 @@
 #include "slurm_lookup.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/task_env.hpp"
+#include "trnslurm/util/template.hpp"
 
 namespace trnslurm::cli {
 
@@ -36,17 +37,6 @@ struct EnvArgs {
   bool probe_efa = false;
   bool ignore_env = false;
 };
-
-// Values are printed so that `eval "$(trnslurm env)"` works for any of them.
-std::string shell_quote(const std::string& v) {
-  if (!v.empty() &&
-      v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:/@+=") ==
-          std::string::npos)
-    return v;
-  std::string out = "'";
-  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::optional<std::string> caller_getenv(const std::string& name) {
   const char* v = std::getenv(name.c_str());
@@ -120,11 +110,14 @@ int run(const EnvArgs& a) {
     (void)std::printf("%s\n", j.dump(2).c_str());
     return exit_ok;
   }
+  // Values are printed so that `eval "$(trnslurm env)"` works for any of them.
   for (const auto& v : plan->set) {
+    const auto word = shell_word(v.value);
+    if (!word) return usage_error(word.error());
     if (a.explain)
-      std::printf("%s=%s  # %s\n", v.name.c_str(), shell_quote(v.value).c_str(), v.reason.c_str());
+      std::printf("%s=%s  # %s\n", v.name.c_str(), word->c_str(), v.reason.c_str());
     else
-      std::printf("%s=%s\n", v.name.c_str(), shell_quote(v.value).c_str());
+      std::printf("%s=%s\n", v.name.c_str(), word->c_str());
   }
   if (a.explain) {
     for (const auto& v : plan->kept)

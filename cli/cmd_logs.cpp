@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <ranges>
 #include <thread>
 
 #include "chain_cli.hpp"
@@ -73,10 +74,9 @@ Command add_logs(CLI::App& app) {
           if (!opts->stage.empty() ? s.name == opts->stage : false) pick = i;
         }
         if (!opts->stage.empty() && !pick) {
-          std::string names;
-          for (const auto& s : status->stages) names += (names.empty() ? "" : ", ") + s.name;
+          const auto names = status->stages | std::views::transform([](const auto& s) { return s.name; });
           report_error(Error{fmt::format("chain {} has no stage '{}'", chain->chain_id, opts->stage),
-                             "--stage", "its stages: " + names});
+                             "--stage", fmt::format("its stages: {}", fmt::join(names, ", "))});
           return exit_usage;
         }
         if (!pick) pick = status->failed_stage;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <ranges>
 
 #include "trnslurm/util/parse_number.hpp"
 
@@ -30,9 +31,7 @@ std::optional<std::size_t> stage_index(const std::vector<StageSpec>& stages, std
 }
 
 std::string known_stages(const std::vector<StageSpec>& stages) {
-  std::string out;
-  for (const auto& s : stages) out += (out.empty() ? "" : ", ") + s.name;
-  return out;
+  return fmt::format("{}", fmt::join(stages | std::views::transform(&StageSpec::name), ", "));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <system_error>
@@ -159,17 +160,16 @@ Result<DatasetCount> count_hf_dict(const fs::path& dir, const DatasetRequest& re
   if (splits == dict->end() || !splits->is_array()) {
     return fail("no \"splits\" list", dict_file.string(), "save the DatasetDict again");
   }
-  std::string names;
-  bool found = false;
+  std::vector<std::string> names;
   for (const auto& s : *splits) {
     if (!s.is_string())
       return fail("a split name is not a string", dict_file.string(), "save the DatasetDict again");
-    names += (names.empty() ? "" : ", ") + s.get<std::string>();
-    found = found || s.get<std::string>() == request.split;
+    names.push_back(s.get<std::string>());
   }
-  if (!found) {
-    return fail(fmt::format("no split '{}' in this DatasetDict (splits: {})", request.split, names),
-                dict_file.string(), "choose one of the splits listed");
+  if (std::ranges::find(names, request.split) == names.end()) {
+    return fail(
+        fmt::format("no split '{}' in this DatasetDict (splits: {})", request.split, fmt::join(names, ", ")),
+        dict_file.string(), "choose one of the splits listed");
   }
   if (!plain_name(request.split)) {
     return fail(fmt::format("split name '{}' is not a directory name", request.split), dict_file.string());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ranges>
 #include <vector>
 
 namespace trnslurm {
@@ -53,6 +54,13 @@ bool is_shell_name(std::string_view name) {
     if (!is_name_char(c)) return false;
   }
   return true;
+}
+
+Result<std::string> shell_word(std::string_view value) {
+  constexpr std::string_view plain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:/@+=";
+  if (!value.empty() && value.find_first_not_of(plain) == std::string_view::npos) return std::string(value);
+  return shell_quote(value);
 }
 
 Result<std::string> shell_quote(std::string_view value) {
@@ -221,10 +229,8 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
     }
     const auto found = values.find(name);
     if (found == values.end()) {
-      std::string known;
-      for (const auto& [key, value] : values) known += (known.empty() ? "" : ", ") + key;
       return fail(fmt::format("unknown placeholder '{{{{{}}}}}'", name), where_in(text, i, origin),
-                  fmt::format("known placeholders: {}", known));
+                  fmt::format("known placeholders: {}", fmt::join(values | std::views::keys, ", ")));
     }
     if (how == Substitution::variables) {
       if (auto q = shell_quote(found->second); !q) {

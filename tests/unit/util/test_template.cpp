@@ -94,3 +94,13 @@ TEST_CASE("template: a value that cannot be quoted is refused with the placehold
   CHECK(r.error().where == "f:1:6");
   CHECK(r.error().what.find("NUL") != std::string::npos);
 }
+
+TEST_CASE("template: shell_word leaves plain words bare and quotes the rest") {
+  CHECK(shell_word("16-31").value() == "16-31");
+  CHECK(shell_word("/fsx/cache,x:y@z+w=v").value() == "/fsx/cache,x:y@z+w=v");
+  CHECK(shell_word("").value() == "''");
+  CHECK(shell_word("a b").value() == "'a b'");
+  CHECK(shell_word("it's").value() == "'it'\\''s'");
+  CHECK(shell_word("$HOME").value() == "'$HOME'");
+  CHECK_FALSE(shell_word(std::string("a\0b", 3)));
+}

@@ -36,6 +36,10 @@ enum class Substitution {
 // and newline (a carriage return or an escape sequence in a job script is never intended).
 Result<std::string> shell_quote(std::string_view value);
 
+// shell_quote(), except that a value of only letters, digits and _-.,:/@+= (nothing a shell
+// treats specially) stays bare: `NAME=value` lines that read as they would in `env`.
+Result<std::string> shell_word(std::string_view value);
+
 // Is `name` a valid shell variable name ([A-Za-z_][A-Za-z0-9_]*)?
 bool is_shell_name(std::string_view name);
 
