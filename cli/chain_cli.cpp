@@ -11,6 +11,7 @@
 
 #include "colour.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "process.hpp"
 #include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/recipe/recipe.hpp"
@@ -112,13 +113,13 @@ int follow_status(const ChainOptions& options,
   CommandSlurmClient slurm(process_runner());
   auto chain = load_chain(options, slurm);
   if (!chain) {
-    report_error(chain.error());
+    print_error(chain.error());
     return exit_usage;
   }
   for (;;) {
     auto status = refresh_status(*chain, slurm);
     if (!status) {
-      report_error(status.error());
+      print_error(status.error());
       return exit_failure;
     }
     if (!show(*chain, *status) || status->verdict != ChainVerdict::running)
@@ -197,13 +198,6 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
   j["failed_stage"] = status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name)
                                           : nlohmann::json(nullptr);
   return j.dump(2) + "\n";
-}
-
-void report_error(const Error& error) {
-  (void)std::fputs(
-      fmt::format("trnslurm: {}{}\n", error.where.empty() ? "" : error.where + ": ", error.what).c_str(),
-      stderr);
-  if (!error.hint.empty()) (void)std::fputs(fmt::format("  hint: {}\n", error.hint).c_str(), stderr);
 }
 
 void install_interrupt_flag() {

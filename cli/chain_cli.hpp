@@ -44,9 +44,6 @@ int follow_status(const ChainOptions& options,
 std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour = false);
 std::string status_json(const LoadedChain& chain, const ChainStatus& status);
 
-// "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.
-void report_error(const Error& error);
-
 // How a SIGINT/SIGTERM/SIGHUP is seen: a flag set by the handler, checked between steps.
 void install_interrupt_flag();
 bool interrupted();

@@ -8,6 +8,7 @@
 
 #include "chain_cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "process.hpp"
 
 namespace trnslurm::cli {
@@ -21,39 +22,36 @@ Command add_cancel(CLI::App& app) {
       "Examples:\n"
       "  trnslurm cancel                          # the newest chain\n"
       "  trnslurm cancel 20261122-005730-123-9f4f3270");
-  return {
-      sub, [opts] {
-        CommandSlurmClient slurm(process_runner());
-        auto chain = load_chain(*opts, slurm);
-        if (!chain) {
-          report_error(chain.error());
-          return exit_usage;
-        }
-        std::vector<JobId> ids;
-        for (const auto& s : chain->stages) {
-          if (s.job_id) ids.push_back(*s.job_id);
-        }
-        auto result =
-            cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
-        if (!result) {
-          report_error(result.error());
-          return exit_failure;
-        }
-        if (chain->manifest) {
-          if (auto w = record_state(chain->manifest->run_dir, "cancelled"); !w) report_error(w.error());
-        }
-        if (!result->remaining.empty()) {
-          std::string left;
-          for (auto id : result->remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
-          report_error(Error{fmt::format("jobs {} are still in the queue after scancel", left),
-                             "chain " + chain->chain_id, "try again, or ask an administrator"});
-          return exit_failure;
-        }
-        (void)std::fputs(
-            fmt::format("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id).c_str(),
-            stdout);
-        return exit_ok;
-      }};
+  return {sub, [opts] {
+            CommandSlurmClient slurm(process_runner());
+            auto chain = load_chain(*opts, slurm);
+            if (!chain) {
+              print_error(chain.error());
+              return exit_usage;
+            }
+            std::vector<JobId> ids;
+            for (const auto& s : chain->stages) {
+              if (s.job_id) ids.push_back(*s.job_id);
+            }
+            auto result =
+                cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
+            if (!result) {
+              print_error(result.error());
+              return exit_failure;
+            }
+            if (chain->manifest) {
+              if (auto w = record_state(chain->manifest->run_dir, "cancelled"); !w) print_error(w.error());
+            }
+            if (!result->remaining.empty()) {
+              std::string left;
+              for (auto id : result->remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
+              print_error(Error{fmt::format("jobs {} are still in the queue after scancel", left),
+                                "chain " + chain->chain_id, "try again, or ask an administrator"});
+              return exit_failure;
+            }
+            fmt::print("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id);
+            return exit_ok;
+          }};
 }
 
 }  // namespace trnslurm::cli

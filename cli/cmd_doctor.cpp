@@ -53,9 +53,8 @@ class Report {
       return;
     }
     const auto padded = fmt::format("{:<4}", tag);
-    (void)std::printf("%s %-10s %s\n",
-                      (paint(tag, state_colour(tag), colour_) + padded.substr(tag.size())).c_str(),
-                      what.c_str(), detail.c_str());
+    fmt::print("{} {:<10} {}\n", paint(tag, state_colour(tag), colour_) + padded.substr(tag.size()), what,
+               detail);
   }
   bool json_;
   bool colour_;
@@ -187,8 +186,8 @@ int run(const DoctorArgs& a) {
   const auto cfg = load_site_config(a.plugstack);
   const std::string node = a.node_name.value_or(node_name());
   if (!a.json)
-    std::printf("trnslurm doctor on %s (trnslurm %s, built against Slurm %s)\n", node.c_str(), version,
-                slurm_build_version);
+    fmt::print("trnslurm doctor on {} (trnslurm {}, built against Slurm {})\n", node, version,
+               slurm_build_version);
   check_slurm(r, cfg);
   const SiteSettings site = cfg.site ? *cfg.site : SiteSettings{};
   check_topology(r, site, node);
@@ -199,7 +198,7 @@ int run(const DoctorArgs& a) {
                            {"slurm_build_version", slurm_build_version},
                            {"ok", !r.failed()},
                            {"checks", r.checks()}};
-    (void)std::printf("%s\n", j.dump(2).c_str());
+    fmt::print("{}\n", j.dump(2));
   }
   return r.failed() ? exit_failure : exit_ok;
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "site_config.hpp"
 #include "slurm_lookup.hpp"
 #include "trnslurm/node/node_inputs.hpp"
@@ -44,7 +45,7 @@ std::optional<std::string> caller_getenv(const std::string& name) {
 }
 
 int usage_error(const Error& e) {
-  (void)std::fprintf(stderr, "trnslurm env: %s\n", to_string(e).c_str());
+  print_error(e);
   return exit_usage;
 }
 
@@ -107,7 +108,7 @@ int run(const EnvArgs& a) {
                            {"kept", vars(plan->kept)},
                            {"notes", plan->notes},
                            {"site_settings", site_source}};
-    (void)std::printf("%s\n", j.dump(2).c_str());
+    fmt::print("{}\n", j.dump(2));
     return exit_ok;
   }
   // Values are printed so that `eval "$(trnslurm env)"` works for any of them.
@@ -115,15 +116,14 @@ int run(const EnvArgs& a) {
     const auto word = shell_word(v.value);
     if (!word) return usage_error(word.error());
     if (a.explain)
-      std::printf("%s=%s  # %s\n", v.name.c_str(), word->c_str(), v.reason.c_str());
+      fmt::print("{}={}  # {}\n", v.name, *word, v.reason);
     else
-      std::printf("%s=%s\n", v.name.c_str(), word->c_str());
+      fmt::print("{}={}\n", v.name, *word);
   }
   if (a.explain) {
-    for (const auto& v : plan->kept)
-      std::printf("# kept %s=%s: %s\n", v.name.c_str(), v.value.c_str(), v.reason.c_str());
-    for (const auto& n : plan->notes) std::printf("# %s\n", n.c_str());
-    std::printf("# site settings: %s\n", site_source.c_str());
+    for (const auto& v : plan->kept) fmt::print("# kept {}={}: {}\n", v.name, v.value, v.reason);
+    for (const auto& n : plan->notes) fmt::print("# {}\n", n);
+    fmt::print("# site settings: {}\n", site_source);
   }
   return exit_ok;
 }

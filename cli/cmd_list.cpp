@@ -7,6 +7,7 @@
 
 #include "chain_cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "process.hpp"
 
 namespace trnslurm::cli {
@@ -31,7 +32,7 @@ Command add_list(CLI::App& app) {
         for (const auto& dir : list_run_dirs(runs)) {
           auto m = read_manifest(dir);
           if (!m) {
-            report_error(m.error());
+            print_error(m.error());
             continue;
           }
           for (const auto& s : m->stages) {
@@ -40,17 +41,17 @@ Command add_list(CLI::App& app) {
           chains.push_back(std::move(*m));
         }
         if (chains.empty() && *json) {
-          (void)std::fputs("[]\n", stdout);
+          fmt::print("[]\n");
           return exit_ok;
         }
         if (chains.empty()) {
-          (void)std::fputs(fmt::format("no chain in {}\n", runs.string()).c_str(), stdout);
+          fmt::print("no chain in {}\n", runs.string());
           return exit_ok;
         }
         CommandSlurmClient slurm(process_runner());
         auto rows = slurm.squeue(ids);
         if (!rows) {
-          report_error(rows.error());
+          print_error(rows.error());
           return exit_failure;
         }
         if (*json) {
@@ -69,22 +70,16 @@ Command add_list(CLI::App& app) {
                            {"run_dir", m.run_dir.string()},
                            {"stages", stages}});
           }
-          (void)std::fputs((out.dump(2) + "\n").c_str(), stdout);
+          fmt::print("{}\n", out.dump(2));
           return exit_ok;
         }
-        (void)std::fputs(
-            fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES")
-                .c_str(),
-            stdout);
+        fmt::print("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES");
         for (const auto& m : chains) {
           const auto status = evaluate_chain(stage_refs(m), *rows, std::nullopt);
           std::string stages;
           for (const auto& s : m.stages) stages += (stages.empty() ? "" : ",") + s.name;
           const auto verdict = m.state == "submitted" ? std::string(to_string(status.verdict)) : "-";
-          (void)std::fputs(
-              fmt::format("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state, verdict, stages)
-                  .c_str(),
-              stdout);
+          fmt::print("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state, verdict, stages);
         }
         return exit_ok;
       }};

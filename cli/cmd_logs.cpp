@@ -10,6 +10,7 @@
 
 #include "chain_cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "process.hpp"
 
 namespace trnslurm::cli {
@@ -55,17 +56,17 @@ Command add_logs(CLI::App& app) {
         CommandSlurmClient slurm(process_runner());
         auto chain = load_chain(opts->chain, slurm);
         if (!chain) {
-          report_error(chain.error());
+          print_error(chain.error());
           return exit_usage;
         }
         if (!chain->manifest) {
-          report_error(Error{"the run directory of this chain is gone, and with it the logs",
-                             "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
+          print_error(Error{"the run directory of this chain is gone, and with it the logs",
+                            "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
           return exit_usage;
         }
         auto status = refresh_status(*chain, slurm);
         if (!status) {
-          report_error(status.error());
+          print_error(status.error());
           return exit_failure;
         }
         std::optional<std::size_t> pick;
@@ -75,8 +76,8 @@ Command add_logs(CLI::App& app) {
         }
         if (!opts->stage.empty() && !pick) {
           const auto names = status->stages | std::views::transform([](const auto& s) { return s.name; });
-          report_error(Error{fmt::format("chain {} has no stage '{}'", chain->chain_id, opts->stage),
-                             "--stage", fmt::format("its stages: {}", fmt::join(names, ", "))});
+          print_error(Error{fmt::format("chain {} has no stage '{}'", chain->chain_id, opts->stage),
+                            "--stage", fmt::format("its stages: {}", fmt::join(names, ", "))});
           return exit_usage;
         }
         if (!pick) pick = status->failed_stage;
@@ -89,14 +90,12 @@ Command add_logs(CLI::App& app) {
         if (!pick) pick = 0;
         const auto& stage = status->stages[*pick];
         if (!stage.job_id) {
-          report_error(
+          print_error(
               Error{fmt::format("stage {} was not submitted", stage.name), "chain " + chain->chain_id, ""});
           return exit_failure;
         }
         const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
-        (void)std::fputs(
-            fmt::format("==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id).c_str(),
-            stderr);
+        fmt::print(stderr, "==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id);
         std::streamoff offset = copy_from(path, 0);
         if (!opts->follow) return exit_ok;
         install_interrupt_flag();
@@ -106,7 +105,7 @@ Command add_logs(CLI::App& app) {
           if (std::chrono::steady_clock::now() >= next_check) {
             auto now = query_chain(chain->stages, slurm);
             if (!now) {
-              report_error(now.error());
+              print_error(now.error());
               return exit_failure;
             }
             if (!is_active(now->stages[*pick].phase)) {

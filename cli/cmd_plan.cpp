@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/plan/plan.hpp"
 
@@ -29,7 +30,7 @@ void print_table(const Plan& plan, const Recipe& recipe) {
   }
   for (const auto& l : lines)
     fmt::print("  {:<{}}  {:>{}}  {}\n", l.name, name_width, l.value, value_width, l.from);
-  for (const auto& w : plan.warnings) fmt::print(stderr, "warning: {}\n", w);
+  for (const auto& w : plan.warnings) print_warning(w);
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
 #include "trnslurm/util/suggest.hpp"

@@ -1,4 +1,6 @@
 // `trnslurm status [CHAIN]`: one line per stage from one squeue call (docs/chain.md).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -28,7 +30,7 @@ Command add_status(CLI::App& app) {
             return follow_status(opts->chain, [&](const LoadedChain& chain, const ChainStatus& status) {
               const auto text = opts->json ? status_json(chain, status)
                                            : format_status(chain, status, colour_enabled(stdout));
-              (void)std::fputs(text.c_str(), stdout);
+              fmt::print("{}", text);
               return false;
             });
           }};

@@ -16,6 +16,7 @@
 #include "chain_cli.hpp"
 #include "commands.hpp"
 #include "install_paths.hpp"
+#include "output.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/chain/chain_recipe.hpp"
@@ -139,15 +140,15 @@ Result<void> write_records(const ChainSpec& chain, const Recipe& recipe, const n
 int run_submit(const SubmitArgs& args) {
   auto recipe = args.recipe.load();
   if (!recipe) {
-    report_error(recipe.error());
+    print_error(recipe.error());
     return exit_usage;
   }
   auto plan = args.dataset.plan(*recipe);
   if (!plan) {
-    report_error(plan.error());
+    print_error(plan.error());
     return exit_usage;
   }
-  for (const auto& w : plan->warnings) (void)std::fputs(fmt::format("warning: {}\n", w).c_str(), stderr);
+  for (const auto& w : plan->warnings) print_warning(w);
   const auto plan_doc = to_json(*plan);
   const fs::path runs = args.runs_dir.empty() ? fs::path(recipe->run.runs_dir) : fs::absolute(args.runs_dir);
 
@@ -159,36 +160,36 @@ int run_submit(const SubmitArgs& args) {
     const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
     auto inputs = chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id);
     if (!inputs) {
-      report_error(inputs.error());
+      print_error(inputs.error());
       return exit_usage;
     }
     inputs->selection = args.selection;
     inputs->values["backend_dir"] = backend_dir().string();
     chain = render_chain(*inputs);
     if (!chain) {
-      report_error(chain.error());
+      print_error(chain.error());
       return exit_usage;
     }
     if (auto f = apply_flags(args, *chain); !f) {
-      report_error(f.error());
+      print_error(f.error());
       return exit_usage;
     }
     auto dir = create_run_dir(runs, id);
     if (dir) break;
     if (attempt == 4) {
-      report_error(dir.error());
+      print_error(dir.error());
       return exit_failure;
     }
   }
   auto manifest = new_manifest(*chain, args.dry_run ? "dry-run" : "submitting");
   if (auto w = chain->stages.empty() ? Result<void>{} : write_script(*chain, 0); !w) {
-    report_error(w.error());
+    print_error(w.error());
     return exit_failure;
   }
 
   if (args.dry_run) {
     if (auto w = write_records(*chain, *recipe, plan_doc, manifest); !w) {
-      report_error(w.error());
+      print_error(w.error());
       return exit_failure;
     }
     if (args.json) {
@@ -201,13 +202,11 @@ int run_submit(const SubmitArgs& args) {
         }
         argvs.push_back(std::move(argv));
       }
-      (void)std::fputs(submit_json(*chain, manifest, true, argvs).c_str(), stdout);
+      fmt::print("{}", submit_json(*chain, manifest, true, argvs));
       return exit_ok;
     }
-    (void)std::fputs(fmt::format("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
-                                 chain->run_dir.string())
-                         .c_str(),
-                     stdout);
+    fmt::print("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
+               chain->run_dir.string());
     for (std::size_t k = 0; k < chain->stages.size(); ++k) {
       auto line = display(manifest.stages[k].sbatch_argv);
       if (k > 0) {
@@ -216,7 +215,7 @@ int run_submit(const SubmitArgs& args) {
           line.replace(at, dep.size(),
                        fmt::format("--dependency=afterok:<job id of {}>", chain->stages[k - 1].name));
       }
-      (void)std::fputs((line + "\n").c_str(), stdout);
+      fmt::print("{}\n", line);
     }
     return exit_ok;
   }
@@ -242,46 +241,37 @@ int run_submit(const SubmitArgs& args) {
   auto ids = submit_chain(*chain, slurm, hooks);
   if (records.valid()) (void)records.get();  // the first sbatch failed: the records are moot
   if (!ids) {
-    if (auto w = record_state(chain->run_dir, "rolled-back"); !w) report_error(w.error());
+    if (auto w = record_state(chain->run_dir, "rolled-back"); !w) print_error(w.error());
     const auto& f = ids.error();
-    (void)std::fputs(fmt::format("trnslurm: {}: {}\n", f.error.where, f.error.what).c_str(), stderr);
-    if (!f.error.hint.empty()) (void)std::fputs(fmt::format("  hint: {}\n", f.error.hint).c_str(), stderr);
+    print_error(f.error);
     std::string cancelled;
     for (auto id : f.rollback.cancelled) cancelled += (cancelled.empty() ? "" : ",") + std::to_string(id);
     if (!f.rollback.cancelled.empty()) {
-      (void)std::fputs(
-          fmt::format("trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
-                      chain->chain_id, cancelled)
-              .c_str(),
-          stderr);
+      fmt::print(stderr, "trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
+                 chain->chain_id, cancelled);
     } else {
-      (void)std::fputs(
-          fmt::format("trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id)
-              .c_str(),
-          stderr);
+      fmt::print(stderr, "trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id);
     }
     if (!f.rollback.remaining.empty()) {
       std::string left;
       for (auto id : f.rollback.remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
-      (void)std::fputs(
-          fmt::format("trnslurm: jobs {} are still in the queue: run 'scancel {}'\n", left, left).c_str(),
-          stderr);
+      fmt::print(stderr, "trnslurm: jobs {} are still in the queue: run 'scancel {}'\n", left, left);
     }
     return exit_failure;
   }
-  if (auto w = record_state(chain->run_dir, "submitted"); !w) report_error(w.error());
+  if (auto w = record_state(chain->run_dir, "submitted"); !w) print_error(w.error());
   if (args.json) {
     std::vector<std::vector<std::string>> argvs;
     for (std::size_t k = 0; k < ids->size(); ++k)
       argvs.push_back(sbatch_argv(*chain, k, k == 0 ? std::nullopt : std::optional<JobId>((*ids)[k - 1])));
-    (void)std::fputs(submit_json(*chain, manifest, false, argvs).c_str(), stdout);
+    fmt::print("{}", submit_json(*chain, manifest, false, argvs));
     return exit_ok;
   }
   std::string out =
       fmt::format("chain {} submitted\nrun directory {}\n", chain->chain_id, chain->run_dir.string());
   for (std::size_t k = 0; k < ids->size(); ++k)
     out += fmt::format("  {:<13} job {}\n", chain->stages[k].name, (*ids)[k]);
-  (void)std::fputs(out.c_str(), stdout);
+  fmt::print("{}", out);
   return exit_ok;
 }
 

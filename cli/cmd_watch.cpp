@@ -42,12 +42,11 @@ Command add_watch(CLI::App& app) {
               const auto text = format_status(chain, status, colour);
               if (tty) {
                 // Move up over the previous drawing and clear it.
-                if (last_lines > 0)
-                  (void)std::fputs(fmt::format("\x1b[{}A\x1b[J", last_lines).c_str(), stdout);
-                (void)std::fputs(text.c_str(), stdout);
+                if (last_lines > 0) fmt::print("\x1b[{}A\x1b[J", last_lines);
+                fmt::print("{}", text);
                 last_lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
               } else if (text != last) {
-                (void)std::fputs(text.c_str(), stdout);
+                fmt::print("{}", text);
               }
               (void)std::fflush(stdout);
               last = text;

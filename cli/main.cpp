@@ -27,7 +27,7 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) {
-      (void)std::fputs(app.help().c_str(), stdout);
+      fmt::print("{}", app.help());
       return 0;
     }
     for (const auto& command : commands) {
@@ -46,7 +46,10 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    (void)std::fprintf(stderr, "trnslurm: internal error: %s\n", e.what());
+    // stdio, not fmt: nothing may throw out of the last handler.
+    (void)std::fputs("trnslurm: internal error: ", stderr);
+    (void)std::fputs(e.what(), stderr);
+    (void)std::fputs("\n", stderr);
   } catch (...) {
     (void)std::fputs("trnslurm: internal error\n", stderr);
   }

@@ -74,12 +74,4 @@ Result<Plan> DatasetOptions::plan(const Recipe& recipe) const {
   return make_plan(recipe, *counted);
 }
 
-void print_error(const Error& error) {
-  std::string line = "trnslurm: ";
-  if (!error.where.empty()) line += error.where + ": ";
-  line += error.what + "\n";
-  if (!error.hint.empty()) line += "  hint: " + error.hint + "\n";
-  (void)std::fputs(line.c_str(), stderr);
-}
-
 }  // namespace trnslurm::cli

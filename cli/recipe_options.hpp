@@ -40,7 +40,4 @@ struct DatasetOptions {
 
 void add_dataset_options(CLI::App& app, DatasetOptions& options);
 
-// Prints an error as "trnslurm: WHERE: WHAT" and "  hint: HINT" on stderr.
-void print_error(const Error& error);
-
 }  // namespace trnslurm::cli
