@@ -63,7 +63,7 @@ Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) 
   if (dir) {
     auto m = read_manifest(*dir);
     if (!m) return std::unexpected(m.error());
-    if (m->state == "dry-run") {
+    if (m->state == ManifestState::dry_run) {
       return fail(fmt::format("chain {} was a dry run: nothing was submitted", m->chain_id), dir->string(),
                   "give the id of a submitted chain ('trnslurm list')");
     }

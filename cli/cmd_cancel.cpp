@@ -40,7 +40,8 @@ Command add_cancel(CLI::App& app) {
               return exit_failure;
             }
             if (chain->manifest) {
-              if (auto w = record_state(chain->manifest->run_dir, "cancelled"); !w) print_error(w.error());
+              if (auto w = record_state(chain->manifest->run_dir, ManifestState::cancelled); !w)
+                print_error(w.error());
             }
             if (!result->remaining.empty()) {
               std::string left;

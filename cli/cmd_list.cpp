@@ -62,13 +62,14 @@ Command add_list(CLI::App& app) {
             for (const auto& s : m.stages)
               stages.push_back({{"stage", s.name},
                                 {"job_id", s.job_id ? nlohmann::json(*s.job_id) : nlohmann::json(nullptr)}});
-            out.push_back({{"chain_id", m.chain_id},
-                           {"created", m.created},
-                           {"state", m.state},
-                           {"verdict", m.state == "submitted" ? nlohmann::json(to_string(status.verdict))
-                                                              : nlohmann::json(nullptr)},
-                           {"run_dir", m.run_dir.string()},
-                           {"stages", stages}});
+            out.push_back(
+                {{"chain_id", m.chain_id},
+                 {"created", m.created},
+                 {"state", to_string(m.state)},
+                 {"verdict", m.state == ManifestState::submitted ? nlohmann::json(to_string(status.verdict))
+                                                                 : nlohmann::json(nullptr)},
+                 {"run_dir", m.run_dir.string()},
+                 {"stages", stages}});
           }
           fmt::print("{}\n", out.dump(2));
           return exit_ok;
@@ -78,8 +79,10 @@ Command add_list(CLI::App& app) {
           const auto status = evaluate_chain(stage_refs(m), *rows, std::nullopt);
           std::string stages;
           for (const auto& s : m.stages) stages += (stages.empty() ? "" : ",") + s.name;
-          const auto verdict = m.state == "submitted" ? std::string(to_string(status.verdict)) : "-";
-          fmt::print("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, m.state, verdict, stages);
+          const auto verdict =
+              m.state == ManifestState::submitted ? std::string(to_string(status.verdict)) : "-";
+          fmt::print("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, to_string(m.state), verdict,
+                     stages);
         }
         return exit_ok;
       }};

@@ -101,12 +101,12 @@ std::string submit_json(const ChainSpec& chain, const Manifest& manifest, bool d
 }
 
 // The manifest before any job id is known.
-Manifest new_manifest(const ChainSpec& chain, std::string state) {
+Manifest new_manifest(const ChainSpec& chain, ManifestState state) {
   Manifest m;
   m.chain_id = chain.chain_id;
   m.created = now_iso();
   m.run_dir = chain.run_dir;
-  m.state = std::move(state);
+  m.state = state;
   for (std::size_t k = 0; k < chain.stages.size(); ++k) {
     // Shown as the dependency in the manifest until the real id is known.
     m.stages.push_back(StageRecord{chain.stages[k].name,
@@ -181,7 +181,7 @@ int run_submit(const SubmitArgs& args) {
       return exit_failure;
     }
   }
-  auto manifest = new_manifest(*chain, args.dry_run ? "dry-run" : "submitting");
+  auto manifest = new_manifest(*chain, args.dry_run ? ManifestState::dry_run : ManifestState::submitting);
   if (auto w = chain->stages.empty() ? Result<void>{} : write_script(*chain, 0); !w) {
     print_error(w.error());
     return exit_failure;
@@ -241,7 +241,7 @@ int run_submit(const SubmitArgs& args) {
   auto ids = submit_chain(*chain, slurm, hooks);
   if (records.valid()) (void)records.get();  // the first sbatch failed: the records are moot
   if (!ids) {
-    if (auto w = record_state(chain->run_dir, "rolled-back"); !w) print_error(w.error());
+    if (auto w = record_state(chain->run_dir, ManifestState::rolled_back); !w) print_error(w.error());
     const auto& f = ids.error();
     print_error(f.error);
     std::string cancelled;
@@ -259,7 +259,7 @@ int run_submit(const SubmitArgs& args) {
     }
     return exit_failure;
   }
-  if (auto w = record_state(chain->run_dir, "submitted"); !w) print_error(w.error());
+  if (auto w = record_state(chain->run_dir, ManifestState::submitted); !w) print_error(w.error());
   if (args.json) {
     std::vector<std::vector<std::string>> argvs;
     for (std::size_t k = 0; k < ids->size(); ++k)

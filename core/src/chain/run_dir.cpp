@@ -8,14 +8,41 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 
 #include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+struct StateName {
+  ManifestState state;
+  std::string_view name;
+};
+constexpr std::array<StateName, 5> state_names{{{ManifestState::dry_run, "dry-run"},
+                                                {ManifestState::submitting, "submitting"},
+                                                {ManifestState::submitted, "submitted"},
+                                                {ManifestState::rolled_back, "rolled-back"},
+                                                {ManifestState::cancelled, "cancelled"}}};
+
+}  // namespace
+
+std::string_view to_string(ManifestState state) {
+  const auto* it = std::ranges::find(state_names, state, &StateName::state);
+  return it == state_names.end() ? "unknown" : it->name;
+}
+
+std::optional<ManifestState> parse_manifest_state(std::string_view text) {
+  const auto* it = std::ranges::find(state_names, text, &StateName::name);
+  if (it == state_names.end()) return std::nullopt;
+  return it->state;
+}
 
 std::string manifest_to_json(const Manifest& m) {
   json stages = json::array();
@@ -28,7 +55,7 @@ std::string manifest_to_json(const Manifest& m) {
   }
   json j{{"chain_id", m.chain_id},
          {"created", m.created},
-         {"state", m.state},
+         {"state", to_string(m.state)},
          {"run_dir", m.run_dir.string()},
          {"stages", std::move(stages)}};
   return j.dump(2) + "\n";
@@ -40,7 +67,12 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
     Manifest m;
     m.chain_id = j.at("chain_id").get<std::string>();
     m.created = j.value("created", "");
-    m.state = j.value("state", "");
+    const auto state = j.value("state", "");
+    const auto parsed = parse_manifest_state(state);
+    if (!parsed)
+      return fail(fmt::format("not a trnslurm manifest: unknown state '{}'", state), where,
+                  "the run directory was written by another program or damaged");
+    m.state = *parsed;
     m.run_dir = j.at("run_dir").get<std::string>();
     for (const auto& s : j.at("stages")) {
       StageRecord r;
@@ -116,8 +148,8 @@ Result<void> record_job(const fs::path& run_dir, std::string_view stage, JobId i
   return append_line(run_dir, fmt::format("job {} {}\n", stage, id));
 }
 
-Result<void> record_state(const fs::path& run_dir, std::string_view state) {
-  return append_line(run_dir, fmt::format("state {}\n", state));
+Result<void> record_state(const fs::path& run_dir, ManifestState state) {
+  return append_line(run_dir, fmt::format("state {}\n", to_string(state)));
 }
 
 void apply_journal(Manifest& m, std::string_view journal) {
@@ -137,7 +169,9 @@ void apply_journal(Manifest& m, std::string_view journal) {
       }
     } else if (kind == "state") {
       std::string state;
-      if (line >> state) m.state = state;
+      if (line >> state) {
+        if (const auto parsed = parse_manifest_state(state)) m.state = *parsed;
+      }
     }
   }
   // The manifest was written before the ids existed: its dependencies say afterok:0.

@@ -25,14 +25,14 @@ TEST_CASE("run_dir: manifest round trip") {
   Manifest m;
   m.chain_id = "20261122-010203-0000abcd";
   m.created = "2026-11-22T01:02:03Z";
-  m.state = "submitted";
+  m.state = ManifestState::submitted;
   m.run_dir = "/runs/20261122-010203-0000abcd";
   m.stages.push_back(StageRecord{"convert", JobId{7}, {"sbatch", "--parsable"}, "COMPLETED", "0"});
   m.stages.push_back(StageRecord{"train", std::nullopt, {}, "", ""});
   auto back = manifest_from_json(manifest_to_json(m), "m.json");
   REQUIRE(back);
   CHECK(back->chain_id == m.chain_id);
-  CHECK(back->state == "submitted");
+  CHECK(back->state == ManifestState::submitted);
   REQUIRE(back->stages.size() == 2);
   CHECK(back->stages[0].job_id == JobId{7});
   CHECK(back->stages[0].sbatch_argv == m.stages[0].sbatch_argv);
@@ -85,7 +85,7 @@ TEST_CASE("run_dir: the journal records ids and states on top of the manifest") 
   Manifest m;
   m.chain_id = "20261122-010203-000-00000001";
   m.run_dir = *dir;
-  m.state = "submitting";
+  m.state = ManifestState::submitting;
   m.stages.push_back(StageRecord{"convert", std::nullopt, {"sbatch", "c.sh"}, "", ""});
   m.stages.push_back(
       StageRecord{"train", std::nullopt, {"sbatch", "--dependency=afterok:0", "t.sh"}, "", ""});
@@ -93,15 +93,15 @@ TEST_CASE("run_dir: the journal records ids and states on top of the manifest") 
   REQUIRE(record_job(*dir, "convert", 41));
   auto mid = read_manifest(*dir);
   REQUIRE(mid);
-  CHECK(mid->state == "submitting");
+  CHECK(mid->state == ManifestState::submitting);
   CHECK(mid->stages[0].job_id == JobId{41});
   CHECK_FALSE(mid->stages[1].job_id);
   CHECK(mid->stages[1].sbatch_argv[1] == "--dependency=afterok:41");
   REQUIRE(record_job(*dir, "train", 42));
-  REQUIRE(record_state(*dir, "submitted"));
+  REQUIRE(record_state(*dir, ManifestState::submitted));
   auto done = read_manifest(*dir);
   REQUIRE(done);
-  CHECK(done->state == "submitted");
+  CHECK(done->state == ManifestState::submitted);
   CHECK(done->stages[1].job_id == JobId{42});
 }
 
@@ -110,7 +110,28 @@ TEST_CASE("run_dir: a torn or foreign journal line is skipped") {
   m.stages.push_back(StageRecord{"convert", std::nullopt, {}, "", ""});
   apply_journal(m, "job convert 7\nstate submitted\njob convert x\nnonsense\njob convert 9");
   CHECK(m.stages[0].job_id == JobId{7});
-  CHECK(m.state == "submitted");
+  CHECK(m.state == ManifestState::submitted);
   apply_journal(m, "job nosuchstage 5\njob convert 0\n");
   CHECK(m.stages[0].job_id == JobId{7});
+}
+
+TEST_CASE("run_dir: manifest states round-trip by name; an unknown one is refused") {
+  for (const auto s : {ManifestState::dry_run, ManifestState::submitting, ManifestState::submitted,
+                       ManifestState::rolled_back, ManifestState::cancelled})
+    CHECK(parse_manifest_state(to_string(s)) == s);
+  CHECK(to_string(ManifestState::rolled_back) == "rolled-back");
+  CHECK_FALSE(parse_manifest_state("done"));
+  Manifest m;
+  m.chain_id = "20261122-010203-0000abcd";
+  m.run_dir = "/runs/x";
+  auto text = manifest_to_json(m);
+  const auto at = text.find("\"submitting\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 12, "\"finished\"");
+  const auto bad = manifest_from_json(text, "manifest.json");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().what == "not a trnslurm manifest: unknown state 'finished'");
+  // A journal line naming an unknown state is skipped like a torn one.
+  apply_journal(m, "state finished\n");
+  CHECK(m.state == ManifestState::submitting);
 }

@@ -21,11 +21,16 @@ struct StageRecord {
   std::string last_exit_code;
 };
 
+// Where a chain's submission stands, as manifest.json and the journal spell it: "dry-run",
+// "submitting", "submitted", "rolled-back" (an sbatch failed, or Ctrl-C), "cancelled".
+enum class ManifestState { dry_run, submitting, submitted, rolled_back, cancelled };
+std::string_view to_string(ManifestState state);
+std::optional<ManifestState> parse_manifest_state(std::string_view text);
+
 struct Manifest {
   std::string chain_id;
   std::string created;  // UTC, ISO 8601
-  // "dry-run", "submitting", "submitted", "rolled-back" (an sbatch failed or Ctrl-C), "cancelled"
-  std::string state;
+  ManifestState state = ManifestState::submitting;
   std::filesystem::path run_dir;
   std::vector<StageRecord> stages;
 };
@@ -49,7 +54,7 @@ Result<Manifest> read_manifest(const std::filesystem::path& run_dir);
 // replacing manifest.json costs a disk flush (ext4 flushes a file renamed over another), and a
 // crash between two sbatch calls still leaves every job id on disk.
 Result<void> record_job(const std::filesystem::path& run_dir, std::string_view stage, JobId id);
-Result<void> record_state(const std::filesystem::path& run_dir, std::string_view state);
+Result<void> record_state(const std::filesystem::path& run_dir, ManifestState state);
 // Applies journal text to a manifest; lines that do not parse (a torn last line) are skipped.
 void apply_journal(Manifest& m, std::string_view journal);
 
