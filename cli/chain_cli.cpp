@@ -58,54 +58,7 @@ fs::path resolve_runs_dir(const ChainOptions& options) {
 }
 
 Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) {
-  const auto runs = resolve_runs_dir(options);
-  auto dir = find_run_dir(runs, options.chain);
-  if (dir) {
-    auto m = read_manifest(*dir);
-    if (!m) return std::unexpected(m.error());
-    if (m->state == ManifestState::dry_run) {
-      return fail(fmt::format("chain {} was a dry run: nothing was submitted", m->chain_id), dir->string(),
-                  "give the id of a submitted chain ('trnslurm list')");
-    }
-    LoadedChain c{m->chain_id, std::move(*m), {}};
-    c.stages = stage_refs(*c.manifest);
-    return c;
-  }
-  if (options.chain.empty() || !is_chain_id(options.chain)) return std::unexpected(dir.error());
-  // The local state is gone: every job carries its chain and stage in its name and comment.
-  auto found = find_chain_in_slurm(options.chain, slurm);
-  if (!found) return std::unexpected(found.error());
-  return LoadedChain{options.chain, std::nullopt, std::move(*found)};
-}
-
-Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
-  auto status = query_chain(chain.stages, slurm);
-  if (!status) return std::unexpected(status.error());
-  if (!status->to_cancel.empty()) {
-    // Blocked stages would sit in the queue forever on clusters without kill_invalid_depend.
-    auto cancelled = cancel_jobs(
-        status->to_cancel, slurm, [](auto) {}, std::chrono::milliseconds(0));
-    if (!cancelled) return std::unexpected(cancelled.error());
-  }
-  if (chain.manifest) {
-    bool changed = false;
-    for (std::size_t i = 0; i < chain.manifest->stages.size() && i < status->stages.size(); ++i) {
-      auto& rec = chain.manifest->stages[i];
-      const auto& st = status->stages[i];
-      if (st.source == "squeue" || st.source == "sacct") {
-        const auto state = st.state == "BLOCKED" ? std::string("CANCELLED") : st.state;
-        if (rec.last_state != state || rec.last_exit_code != st.exit_code) {
-          rec.last_state = state;
-          rec.last_exit_code = st.exit_code;
-          changed = true;
-        }
-      }
-    }
-    // Best effort: the status is right even if the run directory is read-only.
-    if (changed) (void)write_manifest(*chain.manifest);
-    chain.stages = stage_refs(*chain.manifest);
-  }
-  return status;
+  return trnslurm::load_chain(resolve_runs_dir(options), options.chain, slurm);
 }
 
 int follow_status(const ChainOptions& options,

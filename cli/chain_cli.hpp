@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trnslurm/chain/chain_jobs.hpp"
+#include "trnslurm/chain/chain_status.hpp"
 #include "trnslurm/chain/run_dir.hpp"
 
 namespace trnslurm::cli {
@@ -22,16 +23,8 @@ void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain = t
 
 std::filesystem::path resolve_runs_dir(const ChainOptions& options);
 
-// A chain found in its run directory, or (with a chain id and no run directory) in Slurm alone.
-struct LoadedChain {
-  std::string chain_id;
-  std::optional<Manifest> manifest;
-  std::vector<StageRef> stages;
-};
+// The chain the options name (chain/chain_status.hpp's load_chain under resolve_runs_dir).
 Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm);
-
-// Queries the chain, cancels blocked stages, records the states seen in the manifest.
-Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm);
 
 // What status and watch share: loads the chain (exit 2 if it cannot be found), then refreshes
 // its status and hands it to `show` until `show` returns false or the chain has ended. Returns

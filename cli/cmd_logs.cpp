@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <ranges>
 #include <thread>
 
 #include "chain_cli.hpp"
@@ -69,25 +68,11 @@ Command add_logs(CLI::App& app) {
           print_error(status.error());
           return exit_failure;
         }
-        std::optional<std::size_t> pick;
-        for (std::size_t i = 0; i < status->stages.size(); ++i) {
-          const auto& s = status->stages[i];
-          if (!opts->stage.empty() ? s.name == opts->stage : false) pick = i;
-        }
-        if (!opts->stage.empty() && !pick) {
-          const auto names = status->stages | std::views::transform([](const auto& s) { return s.name; });
-          print_error(Error{fmt::format("chain {} has no stage '{}'", chain->chain_id, opts->stage),
-                            "--stage", fmt::format("its stages: {}", fmt::join(names, ", "))});
+        const auto pick = stage_to_show(*status, opts->stage);
+        if (!pick) {
+          print_error(pick.error());
           return exit_usage;
         }
-        if (!pick) pick = status->failed_stage;
-        for (std::size_t i = 0; !pick && i < status->stages.size(); ++i) {
-          if (status->stages[i].phase == JobPhase::running) pick = i;
-        }
-        for (std::size_t i = status->stages.size(); !pick && i > 0; --i) {
-          if (status->stages[i - 1].job_id && status->stages[i - 1].phase != JobPhase::pending) pick = i - 1;
-        }
-        if (!pick) pick = 0;
         const auto& stage = status->stages[*pick];
         if (!stage.job_id) {
           print_error(
