@@ -13,46 +13,53 @@
 
 namespace trnslurm::cli {
 
+namespace {
+
+struct Options {
+  ChainOptions chain;
+};
+
+int run(const Options& o) {
+  CommandSlurmClient slurm(process_runner());
+  auto chain = load_chain(o.chain, slurm);
+  if (!chain) {
+    print_error(chain.error());
+    return exit_usage;
+  }
+  std::vector<JobId> ids;
+  for (const auto& s : chain->stages) {
+    if (s.job_id) ids.push_back(*s.job_id);
+  }
+  auto result = cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
+  if (!result) {
+    print_error(result.error());
+    return exit_failure;
+  }
+  if (chain->manifest) {
+    if (auto w = record_state(chain->manifest->run_dir, ManifestState::cancelled); !w) print_error(w.error());
+  }
+  if (!result->remaining.empty()) {
+    print_error(
+        Error{fmt::format("jobs {} are still in the queue after scancel", fmt::join(result->remaining, ",")),
+              "chain " + chain->chain_id, "try again, or ask an administrator"});
+    return exit_failure;
+  }
+  fmt::print("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id);
+  return exit_ok;
+}
+
+}  // namespace
+
 Command add_cancel(CLI::App& app) {
-  auto opts = std::make_shared<ChainOptions>();
+  auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("cancel", "Cancel every job of a chain");
-  add_chain_options(*sub, *opts);
+  add_chain_options(*sub, opts->chain);
   sub->footer(
       "Exit code: 0 when no job of the chain remains pending or running, 1 otherwise.\n"
       "Examples:\n"
       "  trnslurm cancel                          # the newest chain\n"
       "  trnslurm cancel 20261122-005730-123-9f4f3270");
-  return {sub, [opts] {
-            CommandSlurmClient slurm(process_runner());
-            auto chain = load_chain(*opts, slurm);
-            if (!chain) {
-              print_error(chain.error());
-              return exit_usage;
-            }
-            std::vector<JobId> ids;
-            for (const auto& s : chain->stages) {
-              if (s.job_id) ids.push_back(*s.job_id);
-            }
-            auto result =
-                cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
-            if (!result) {
-              print_error(result.error());
-              return exit_failure;
-            }
-            if (chain->manifest) {
-              if (auto w = record_state(chain->manifest->run_dir, ManifestState::cancelled); !w)
-                print_error(w.error());
-            }
-            if (!result->remaining.empty()) {
-              std::string left;
-              for (auto id : result->remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
-              print_error(Error{fmt::format("jobs {} are still in the queue after scancel", left),
-                                "chain " + chain->chain_id, "try again, or ask an administrator"});
-              return exit_failure;
-            }
-            fmt::print("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id);
-            return exit_ok;
-          }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

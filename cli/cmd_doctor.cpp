@@ -25,7 +25,7 @@ namespace trnslurm::cli {
 
 namespace {
 
-struct DoctorArgs {
+struct Options {
   std::optional<std::string> plugstack;
   std::optional<std::string> node_name;
   bool no_probe = false;
@@ -181,7 +181,7 @@ void check_efa(Report& r, const SiteSettings& site, const std::string& node, boo
     r.warn("efa", "the saved answer is stale: restart slurmd to probe again");
 }
 
-int run(const DoctorArgs& a) {
+int run(const Options& a) {
   Report r(a.json);
   const auto cfg = load_site_config(a.plugstack);
   const std::string node = a.node_name.value_or(node_name());
@@ -206,7 +206,7 @@ int run(const DoctorArgs& a) {
 }  // namespace
 
 Command add_doctor(CLI::App& app) {
-  auto args = std::make_shared<DoctorArgs>();
+  auto opts = std::make_shared<Options>();
   auto* sub =
       app.add_subcommand("doctor", "Check this node: Neuron topology, EFA, the plugin in plugstack.conf");
   sub->footer(
@@ -215,14 +215,14 @@ Command add_doctor(CLI::App& app) {
       "  trnslurm doctor\n"
       "  srun -N 4 --ntasks-per-node=1 trnslurm doctor --no-probe   # every node of an allocation\n"
       "  trnslurm doctor --json | jq '.checks[] | select(.status == \"FAIL\")'");
-  sub->add_option("--plugstack", args->plugstack,
+  sub->add_option("--plugstack", opts->plugstack,
                   "plugstack.conf to check (default: slurm.conf's PlugStackConfig)");
-  sub->add_option("--node-name", args->node_name, "This node's name, for %n in plugstack paths");
-  sub->add_flag("--no-probe", args->no_probe,
+  sub->add_option("--node-name", opts->node_name, "This node's name, for %n in plugstack paths");
+  sub->add_flag("--no-probe", opts->no_probe,
                 "Do not load libfabric now (only read the slurmd's saved answer)");
-  sub->add_flag("--json", args->json,
+  sub->add_flag("--json", opts->json,
                 "Print JSON: node, versions, ok, and every check (status, check, detail)");
-  return {sub, [args] { return run(*args); }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

@@ -22,7 +22,7 @@ namespace trnslurm::cli {
 
 namespace {
 
-struct EnvArgs {
+struct Options {
   std::uint32_t nodes = 1;
   std::uint32_t tasks_per_node = 1;
   std::uint32_t node_rank = 0;
@@ -49,7 +49,7 @@ int usage_error(const Error& e) {
   return exit_usage;
 }
 
-int run(const EnvArgs& a) {
+int run(const Options& a) {
   if (a.nodes == 0 || a.tasks_per_node == 0)
     return usage_error({"--nodes and --tasks-per-node must be at least 1", "trnslurm env", ""});
   if (a.node_rank >= a.nodes)
@@ -131,7 +131,7 @@ int run(const EnvArgs& a) {
 }  // namespace
 
 Command add_env(CLI::App& app) {
-  auto args = std::make_shared<EnvArgs>();
+  auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("env", "Print the environment the SPANK plugin gives a task, and why");
   sub->footer(
       "Runs the plugin's own code on this node: topology under plugstack.conf's root=, the slurmd's\n"
@@ -142,30 +142,30 @@ Command add_env(CLI::App& app) {
       "  trnslurm env --nodes 4 --tasks-per-node 32 --node-rank 1 --local-id 5 --nodelist 'trn[1-4]'\n"
       "  set -a; eval \"$(trnslurm env --trn-cores=per-node)\"; set +a   # values are shell-quoted\n"
       "  trnslurm env --json | jq -r '.set[] | .name'");
-  sub->add_option("--nodes", args->nodes, "Nodes in the step")->check(CLI::PositiveNumber);
-  sub->add_option("--tasks-per-node", args->tasks_per_node, "Tasks of the step on this node");
-  sub->add_option("--node-rank", args->node_rank, "This node's index in the step (SLURM_NODEID)");
-  sub->add_option("--local-id", args->local_id, "The task's index on this node (SLURM_LOCALID)");
-  sub->add_option("--nodelist", args->nodelist,
+  sub->add_option("--nodes", opts->nodes, "Nodes in the step")->check(CLI::PositiveNumber);
+  sub->add_option("--tasks-per-node", opts->tasks_per_node, "Tasks of the step on this node");
+  sub->add_option("--node-rank", opts->node_rank, "This node's index in the step (SLURM_NODEID)");
+  sub->add_option("--local-id", opts->local_id, "The task's index on this node (SLURM_LOCALID)");
+  sub->add_option("--nodelist", opts->nodelist,
                   "The step's node list (default $SLURM_STEP_NODELIST or this host)");
-  sub->add_option("--node-name", args->node_name, "This node's name, for %n in plugstack paths");
-  sub->add_option("--root", args->root,
+  sub->add_option("--node-name", opts->node_name, "This node's name, for %n in plugstack paths");
+  sub->add_option("--root", opts->root,
                   "Read the Neuron topology under DIR instead of plugstack.conf's root=");
-  sub->add_option("--plugstack", args->plugstack, "plugstack.conf to take the site settings from");
-  sub->add_option("--trn-env", args->trn_env, "on|off, as for srun");
-  sub->add_option("--trn-cores", args->trn_cores, "per-node|per-task|N, as for srun");
-  sub->add_option("--trn-efa", args->trn_efa, "auto|on|off, as for srun");
-  sub->add_option("--trn-cache", args->trn_cache, "DIR, as for srun");
-  sub->add_option("--trn-root-comm", args->trn_root_comm, "[PORT], as for srun")
+  sub->add_option("--plugstack", opts->plugstack, "plugstack.conf to take the site settings from");
+  sub->add_option("--trn-env", opts->trn_env, "on|off, as for srun");
+  sub->add_option("--trn-cores", opts->trn_cores, "per-node|per-task|N, as for srun");
+  sub->add_option("--trn-efa", opts->trn_efa, "auto|on|off, as for srun");
+  sub->add_option("--trn-cache", opts->trn_cache, "DIR, as for srun");
+  sub->add_option("--trn-root-comm", opts->trn_root_comm, "[PORT], as for srun")
       ->expected(0, 1)
       ->default_str("");
-  sub->add_flag("--explain", args->explain, "Say why each variable is set or left alone");
-  sub->add_flag("--json", args->json,
+  sub->add_flag("--explain", opts->explain, "Say why each variable is set or left alone");
+  sub->add_flag("--json", opts->json,
                 "Print JSON: the variables set and kept (name, value, reason), notes, site settings");
-  sub->add_flag("--probe-efa", args->probe_efa,
+  sub->add_flag("--probe-efa", opts->probe_efa,
                 "Ask libfabric now instead of reading the slurmd's probe result");
-  sub->add_flag("--ignore-env", args->ignore_env, "Ignore your own environment (show the plugin's values)");
-  return {sub, [args] { return run(*args); }};
+  sub->add_flag("--ignore-env", opts->ignore_env, "Ignore your own environment (show the plugin's values)");
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

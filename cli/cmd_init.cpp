@@ -15,51 +15,53 @@ namespace trnslurm::cli {
 Error unknown_recipe(std::string_view name);  // cmd_recipes.cpp
 
 namespace {
-struct InitArgs {
+
+struct Options {
   std::string name;
   std::string output = "trnslurm.toml";
   bool force = false;
 };
 
+int run(const Options& o) {
+  const auto* recipe = find_bundled_recipe(o.name);
+  if (recipe == nullptr) {
+    print_error(unknown_recipe(o.name));
+    return exit_usage;
+  }
+  const std::filesystem::path out = o.output;
+  std::error_code ec;
+  if (!o.force && std::filesystem::exists(out, ec)) {
+    print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
+    return exit_usage;
+  }
+  if (auto r = write_file_atomic(out, recipe->text, o.force ? Replace::always : Replace::never); !r) {
+    // Another process wrote the file since the check above.
+    if (r.error().what == "already exists") {
+      print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
+      return exit_usage;
+    }
+    print_error(r.error());
+    return exit_failure;
+  }
+  fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n", out.string(),
+             recipe->name);
+  return exit_ok;
+}
+
 }  // namespace
 
 Command add_init(CLI::App& app) {
-  auto args = std::make_shared<InitArgs>();
+  auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("init", "Write ./trnslurm.toml from a bundled recipe");
-  sub->add_option("name", args->name, "Bundled recipe (see `trnslurm recipes`)")->required();
-  sub->add_option("-o,--output", args->output, "Where to write it (default: ./trnslurm.toml)");
-  sub->add_flag("-f,--force", args->force, "Overwrite an existing file");
+  sub->add_option("name", opts->name, "Bundled recipe (see `trnslurm recipes`)")->required();
+  sub->add_option("-o,--output", opts->output, "Where to write it (default: ./trnslurm.toml)");
+  sub->add_flag("-f,--force", opts->force, "Overwrite an existing file");
   sub->footer(
       "Exit code: 0 written, 1 could not write, 2 unknown recipe or the file exists (without --force).\n"
       "Examples:\n"
       "  trnslurm init llama3-8b-trn2\n"
       "  trnslurm init tiny-cpu -o cpu.toml && trnslurm plan -r cpu.toml");
-  return {sub, [args] {
-            const auto* recipe = find_bundled_recipe(args->name);
-            if (recipe == nullptr) {
-              print_error(unknown_recipe(args->name));
-              return exit_usage;
-            }
-            const std::filesystem::path out = args->output;
-            std::error_code ec;
-            if (!args->force && std::filesystem::exists(out, ec)) {
-              print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
-              return exit_usage;
-            }
-            if (auto r = write_file_atomic(out, recipe->text, args->force ? Replace::always : Replace::never);
-                !r) {
-              // Another process wrote the file since the check above.
-              if (r.error().what == "already exists") {
-                print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
-                return exit_usage;
-              }
-              print_error(r.error());
-              return exit_failure;
-            }
-            fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n",
-                       out.string(), recipe->name);
-            return exit_ok;
-          }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

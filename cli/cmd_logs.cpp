@@ -29,14 +29,67 @@ std::streamoff copy_from(const std::filesystem::path& path, std::streamoff offse
   return offset;
 }
 
+struct Options {
+  ChainOptions chain;
+  std::string stage;
+  bool follow = false;
+};
+
+int run(const Options& o) {
+  CommandSlurmClient slurm(process_runner());
+  auto chain = load_chain(o.chain, slurm);
+  if (!chain) {
+    print_error(chain.error());
+    return exit_usage;
+  }
+  if (!chain->manifest) {
+    print_error(Error{"the run directory of this chain is gone, and with it the logs",
+                      "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
+    return exit_usage;
+  }
+  auto status = refresh_status(*chain, slurm);
+  if (!status) {
+    print_error(status.error());
+    return exit_failure;
+  }
+  const auto pick = stage_to_show(*status, o.stage);
+  if (!pick) {
+    print_error(pick.error());
+    return exit_usage;
+  }
+  const auto& stage = status->stages[*pick];
+  if (!stage.job_id) {
+    print_error(Error{fmt::format("stage {} was not submitted", stage.name), "chain " + chain->chain_id, ""});
+    return exit_failure;
+  }
+  const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
+  fmt::print(stderr, "==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id);
+  std::streamoff offset = copy_from(path, 0);
+  if (!o.follow) return exit_ok;
+  install_interrupt_flag();
+  auto next_check = std::chrono::steady_clock::now();
+  for (;;) {
+    if (interrupted()) return exit_ok;
+    if (std::chrono::steady_clock::now() >= next_check) {
+      auto now = query_chain(chain->stages, slurm);
+      if (!now) {
+        print_error(now.error());
+        return exit_failure;
+      }
+      if (!is_active(now->stages[*pick].phase)) {
+        copy_from(path, offset);
+        return exit_ok;
+      }
+      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
+    offset = copy_from(path, offset);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 }  // namespace
 
 Command add_logs(CLI::App& app) {
-  struct Options {
-    ChainOptions chain;
-    std::string stage;
-    bool follow = false;
-  };
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("logs", "Print a stage's output");
   add_chain_options(*sub, opts->chain);
@@ -50,59 +103,7 @@ Command add_logs(CLI::App& app) {
       "  trnslurm logs                            # the failed stage, else the running one\n"
       "  trnslurm logs -f --stage train\n"
       "  trnslurm logs 20261122-005730-123-9f4f3270 --stage precompile | less");
-  return {
-      sub, [opts] {
-        CommandSlurmClient slurm(process_runner());
-        auto chain = load_chain(opts->chain, slurm);
-        if (!chain) {
-          print_error(chain.error());
-          return exit_usage;
-        }
-        if (!chain->manifest) {
-          print_error(Error{"the run directory of this chain is gone, and with it the logs",
-                            "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
-          return exit_usage;
-        }
-        auto status = refresh_status(*chain, slurm);
-        if (!status) {
-          print_error(status.error());
-          return exit_failure;
-        }
-        const auto pick = stage_to_show(*status, opts->stage);
-        if (!pick) {
-          print_error(pick.error());
-          return exit_usage;
-        }
-        const auto& stage = status->stages[*pick];
-        if (!stage.job_id) {
-          print_error(
-              Error{fmt::format("stage {} was not submitted", stage.name), "chain " + chain->chain_id, ""});
-          return exit_failure;
-        }
-        const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
-        fmt::print(stderr, "==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id);
-        std::streamoff offset = copy_from(path, 0);
-        if (!opts->follow) return exit_ok;
-        install_interrupt_flag();
-        auto next_check = std::chrono::steady_clock::now();
-        for (;;) {
-          if (interrupted()) return exit_ok;
-          if (std::chrono::steady_clock::now() >= next_check) {
-            auto now = query_chain(chain->stages, slurm);
-            if (!now) {
-              print_error(now.error());
-              return exit_failure;
-            }
-            if (!is_active(now->stages[*pick].phase)) {
-              copy_from(path, offset);
-              return exit_ok;
-            }
-            next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-          }
-          offset = copy_from(path, offset);
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-      }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

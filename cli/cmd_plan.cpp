@@ -11,11 +11,6 @@
 namespace trnslurm::cli {
 
 namespace {
-struct PlanArgs {
-  RecipeOptions recipe;
-  DatasetOptions dataset;
-  bool json = false;
-};
 
 void print_table(const Plan& plan, const Recipe& recipe) {
   fmt::print("plan for {} on {} x {} (recipe {})\n",
@@ -32,38 +27,47 @@ void print_table(const Plan& plan, const Recipe& recipe) {
     fmt::print("  {:<{}}  {:>{}}  {}\n", l.name, name_width, l.value, value_width, l.from);
   for (const auto& w : plan.warnings) print_warning(w);
 }
+
+struct Options {
+  RecipeOptions recipe;
+  DatasetOptions dataset;
+  bool json = false;
+};
+
+int run(const Options& o) {
+  auto recipe = o.recipe.load();
+  if (!recipe) {
+    print_error(recipe.error());
+    return exit_usage;
+  }
+  auto plan = o.dataset.plan(*recipe);
+  if (!plan) {
+    print_error(plan.error());
+    return exit_usage;
+  }
+  if (o.json) {
+    fmt::print("{}\n", to_json(*plan).dump(2));
+  } else {
+    print_table(*plan, *recipe);
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 Command add_plan(CLI::App& app) {
-  auto args = std::make_shared<PlanArgs>();
+  auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("plan", "Steps per epoch, total steps, warmup and memory fit of a recipe");
-  add_recipe_options(*sub, args->recipe);
-  sub->add_flag("--json", args->json, "Print the plan as JSON");
-  add_dataset_options(*sub, args->dataset);
+  add_recipe_options(*sub, opts->recipe);
+  sub->add_flag("--json", opts->json, "Print the plan as JSON");
+  add_dataset_options(*sub, opts->dataset);
   sub->footer(
       "Exit codes: 0 planned (warnings on stderr), 2 bad recipe, option or dataset.\n"
       "Examples:\n"
       "  trnslurm plan                            # count the dataset at dataset.path\n"
       "  trnslurm plan --samples 1000000 --nodes 8 --epochs 3\n"
       "  trnslurm plan -r llama.toml --set train.tp=32 --json | jq .total_steps");
-  return {sub, [args] {
-            auto recipe = args->recipe.load();
-            if (!recipe) {
-              print_error(recipe.error());
-              return exit_usage;
-            }
-            auto plan = args->dataset.plan(*recipe);
-            if (!plan) {
-              print_error(plan.error());
-              return exit_usage;
-            }
-            if (args->json) {
-              fmt::print("{}\n", to_json(*plan).dump(2));
-            } else {
-              print_table(*plan, *recipe);
-            }
-            return exit_ok;
-          }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

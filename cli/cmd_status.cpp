@@ -10,11 +10,25 @@
 
 namespace trnslurm::cli {
 
+namespace {
+
+struct Options {
+  ChainOptions chain;
+  bool json = false;
+};
+
+int run(const Options& o) {
+  return follow_status(o.chain, [&](const LoadedChain& chain, const ChainStatus& status) {
+    const auto text =
+        o.json ? status_json(chain, status) : format_status(chain, status, colour_enabled(stdout));
+    fmt::print("{}", text);
+    return false;
+  });
+}
+
+}  // namespace
+
 Command add_status(CLI::App& app) {
-  struct Options {
-    ChainOptions chain;
-    bool json = false;
-  };
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("status", "Show the state of each stage of a chain");
   add_chain_options(*sub, opts->chain);
@@ -26,14 +40,7 @@ Command add_status(CLI::App& app) {
       "  trnslurm status                          # the newest chain of ./runs\n"
       "  trnslurm status 20261122-005730-123-9f4f3270 --runs-dir /fsx/runs\n"
       "  trnslurm status --json | jq -r .verdict");
-  return {sub, [opts] {
-            return follow_status(opts->chain, [&](const LoadedChain& chain, const ChainStatus& status) {
-              const auto text = opts->json ? status_json(chain, status)
-                                           : format_status(chain, status, colour_enabled(stdout));
-              fmt::print("{}", text);
-              return false;
-            });
-          }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

@@ -28,7 +28,7 @@ namespace trnslurm::cli {
 namespace {
 namespace fs = std::filesystem;
 
-struct SubmitArgs {
+struct Options {
   RecipeOptions recipe;
   DatasetOptions dataset;
   StageSelection selection;
@@ -61,7 +61,7 @@ std::string display(const std::vector<std::string>& argv) {
   return out;
 }
 
-Result<void> apply_flags(const SubmitArgs& args, ChainSpec& chain) {
+Result<void> apply_flags(const Options& args, ChainSpec& chain) {
   if (!args.partition.empty()) chain.slurm.partition = args.partition;
   if (!args.account.empty()) chain.slurm.account = args.account;
   if (!args.qos.empty()) chain.slurm.qos = args.qos;
@@ -137,7 +137,7 @@ Result<void> write_records(const ChainSpec& chain, const Recipe& recipe, const n
   return record_state(chain.run_dir, manifest.state);
 }
 
-int run_submit(const SubmitArgs& args) {
+int run(const Options& args) {
   auto recipe = args.recipe.load();
   if (!recipe) {
     print_error(recipe.error());
@@ -244,17 +244,14 @@ int run_submit(const SubmitArgs& args) {
     if (auto w = record_state(chain->run_dir, ManifestState::rolled_back); !w) print_error(w.error());
     const auto& f = ids.error();
     print_error(f.error);
-    std::string cancelled;
-    for (auto id : f.rollback.cancelled) cancelled += (cancelled.empty() ? "" : ",") + std::to_string(id);
     if (!f.rollback.cancelled.empty()) {
       fmt::print(stderr, "trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
-                 chain->chain_id, cancelled);
+                 chain->chain_id, fmt::join(f.rollback.cancelled, ","));
     } else {
       fmt::print(stderr, "trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id);
     }
     if (!f.rollback.remaining.empty()) {
-      std::string left;
-      for (auto id : f.rollback.remaining) left += (left.empty() ? "" : ",") + std::to_string(id);
+      const auto left = fmt::format("{}", fmt::join(f.rollback.remaining, ","));
       fmt::print(stderr, "trnslurm: jobs {} are still in the queue: run 'scancel {}'\n", left, left);
     }
     return exit_failure;
@@ -278,27 +275,27 @@ int run_submit(const SubmitArgs& args) {
 }  // namespace
 
 Command add_submit(CLI::App& app) {
-  auto args = std::make_shared<SubmitArgs>();
+  auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("submit", "Submit the recipe's stages as one afterok chain");
-  add_recipe_options(*sub, args->recipe);
-  add_dataset_options(*sub, args->dataset);
-  sub->add_option("--only", args->selection.only, "Submit only this stage")->type_name("STAGE");
-  sub->add_option("--from", args->selection.from, "Start the chain at this stage")->type_name("STAGE");
-  sub->add_option("--until", args->selection.until, "End the chain with this stage")->type_name("STAGE");
-  sub->add_flag("--dry-run", args->dry_run,
+  add_recipe_options(*sub, opts->recipe);
+  add_dataset_options(*sub, opts->dataset);
+  sub->add_option("--only", opts->selection.only, "Submit only this stage")->type_name("STAGE");
+  sub->add_option("--from", opts->selection.from, "Start the chain at this stage")->type_name("STAGE");
+  sub->add_option("--until", opts->selection.until, "End the chain with this stage")->type_name("STAGE");
+  sub->add_flag("--dry-run", opts->dry_run,
                 "Write the run directory and print the sbatch commands; submit nothing");
-  sub->add_flag("--json", args->json, "Print the chain id, run directory, job ids and sbatch lines as JSON");
-  sub->add_option("--runs-dir", args->runs_dir,
+  sub->add_flag("--json", opts->json, "Print the chain id, run directory, job ids and sbatch lines as JSON");
+  sub->add_option("--runs-dir", opts->runs_dir,
                   "Where to create the run directory (default: the recipe's run.runs_dir)");
-  sub->add_option("--partition", args->partition, "Slurm partition (overrides slurm.partition)");
-  sub->add_option("--account", args->account, "Slurm account (overrides slurm.account)");
-  sub->add_option("--qos", args->qos, "Slurm QOS (overrides slurm.qos)");
-  sub->add_flag("--exclusive,!--no-exclusive", args->exclusive,
+  sub->add_option("--partition", opts->partition, "Slurm partition (overrides slurm.partition)");
+  sub->add_option("--account", opts->account, "Slurm account (overrides slurm.account)");
+  sub->add_option("--qos", opts->qos, "Slurm QOS (overrides slurm.qos)");
+  sub->add_flag("--exclusive,!--no-exclusive", opts->exclusive,
                 "Whole nodes per job (overrides slurm.exclusive)");
-  sub->add_option("--sbatch-arg", args->sbatch_args, "Extra sbatch argument for every stage (repeatable)")
+  sub->add_option("--sbatch-arg", opts->sbatch_args, "Extra sbatch argument for every stage (repeatable)")
       ->type_name("ARG")
       ->allow_extra_args(false);
-  sub->add_option("--stage-arg", args->stage_args,
+  sub->add_option("--stage-arg", opts->stage_args,
                   "Extra sbatch argument for one stage, STAGE=ARG (repeatable)")
       ->type_name("STAGE=ARG")
       ->allow_extra_args(false);
@@ -312,7 +309,7 @@ Command add_submit(CLI::App& app) {
       "  trnslurm submit --only train --sbatch-arg=--mail-type=END\n"
       "  trnslurm submit --stage-arg=convert=--partition=cpu\n"
       "  chain=$(trnslurm submit --json | jq -r .chain_id)");
-  return {sub, [args] { return run_submit(*args); }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

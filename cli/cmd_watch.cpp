@@ -15,11 +15,45 @@
 
 namespace trnslurm::cli {
 
+namespace {
+
+struct Options {
+  ChainOptions chain;
+  double interval = 2.0;
+};
+
+int run(const Options& o) {
+  install_interrupt_flag();
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  const bool colour = colour_enabled(stdout);
+  std::string last;
+  std::size_t last_lines = 0;
+  return follow_status(o.chain, [&](const LoadedChain& chain, const ChainStatus& status) {
+    const auto text = format_status(chain, status, colour);
+    if (tty) {
+      // Move up over the previous drawing and clear it.
+      if (last_lines > 0) fmt::print("\x1b[{}A\x1b[J", last_lines);
+      fmt::print("{}", text);
+      last_lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    } else if (text != last) {
+      fmt::print("{}", text);
+    }
+    (void)std::fflush(stdout);
+    last = text;
+    if (status.verdict != ChainVerdict::running) return false;
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(o.interval * 1000));
+    while (std::chrono::steady_clock::now() < until) {
+      if (interrupted()) return false;  // exit 3: still running
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  });
+}
+
+}  // namespace
+
 Command add_watch(CLI::App& app) {
-  struct Options {
-    ChainOptions chain;
-    double interval = 2.0;
-  };
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("watch", "Follow a chain's status until it ends");
   add_chain_options(*sub, opts->chain);
@@ -32,34 +66,7 @@ Command add_watch(CLI::App& app) {
       "Examples:\n"
       "  trnslurm watch\n"
       "  trnslurm watch --interval 30 20261122-005730-123-9f4f3270");
-  return {sub, [opts] {
-            install_interrupt_flag();
-            const bool tty = ::isatty(STDOUT_FILENO) != 0;
-            const bool colour = colour_enabled(stdout);
-            std::string last;
-            std::size_t last_lines = 0;
-            return follow_status(opts->chain, [&](const LoadedChain& chain, const ChainStatus& status) {
-              const auto text = format_status(chain, status, colour);
-              if (tty) {
-                // Move up over the previous drawing and clear it.
-                if (last_lines > 0) fmt::print("\x1b[{}A\x1b[J", last_lines);
-                fmt::print("{}", text);
-                last_lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-              } else if (text != last) {
-                fmt::print("{}", text);
-              }
-              (void)std::fflush(stdout);
-              last = text;
-              if (status.verdict != ChainVerdict::running) return false;
-              const auto until = std::chrono::steady_clock::now() +
-                                 std::chrono::milliseconds(static_cast<long>(opts->interval * 1000));
-              while (std::chrono::steady_clock::now() < until) {
-                if (interrupted()) return false;  // exit 3: still running
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
-              }
-              return true;
-            });
-          }};
+  return {sub, [opts] { return run(*opts); }};
 }
 
 }  // namespace trnslurm::cli

@@ -16,7 +16,9 @@ inline constexpr int exit_running = 3;  // status/watch: the chain is still pend
 inline constexpr int exit_internal = 70;
 
 // A subcommand: CLI11 fills the options bound by its add_* function, then `run` does the work
-// and returns the exit code. Each cmd_*.cpp defines one add_* function.
+// and returns the exit code. Each cmd_*.cpp has the same shape: a `struct Options` (what the
+// command line sets), an `int run(const Options&)` (the work, printing through output.hpp), and
+// its add_* function, which registers the options and hands `run` to main.
 struct Command {
   CLI::App* app;
   std::function<int()> run;

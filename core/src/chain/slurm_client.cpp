@@ -134,9 +134,8 @@ Result<std::vector<JobRow>> CommandSlurmClient::squeue(const std::vector<JobId>&
 }
 
 Result<std::vector<JobRow>> CommandSlurmClient::squeue_by_name(const std::vector<std::string>& names) {
-  std::string joined;
-  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
-  auto r = run_({"squeue", "-h", "-t", "all", "-n", joined, "-O", std::string(squeue_format)});
+  auto r = run_({"squeue", "-h", "-t", "all", "-n", fmt::format("{}", fmt::join(names, ",")), "-O",
+                 std::string(squeue_format)});
   if (!r) return std::unexpected(r.error());
   if (r->exit_code != 0) return fail(trim(r->err), "squeue");
   return parse_squeue(r->out);
