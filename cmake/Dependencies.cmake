@@ -76,7 +76,7 @@ if(NOT nlohmann_json_FOUND)
 endif()
 
 # Headers only: the dataset reader checks Arrow's metadata with flatbuffers' generic Table and
-# Verifier (Debian ships no generated Arrow headers; the few field ids are in core/src/dataset/arrow_flatbuf.hpp).
+# Verifier; the field ids come from Arrow's schemas through flatc (cmake/ArrowFormat.cmake).
 find_path(FLATBUFFERS_INCLUDE_DIR flatbuffers/flatbuffers.h)
 if(NOT FLATBUFFERS_INCLUDE_DIR)
   trnslurm_missing("flatbuffers headers (flatbuffers/flatbuffers.h)" libflatbuffers-dev)

@@ -2,11 +2,16 @@
 
 // Hand-built Arrow IPC messages, for what an honest writer never produces: hostile footers,
 // impossible lengths, deep nesting (unit tests), and shards whose bodies are holes in a sparse
-// file (the benchmark: sizes of gigabytes without writing them). Field numbers are Arrow's
-// Message.fbs / Schema.fbs / File.fbs, as in core/src/dataset/arrow_flatbuf.hpp; the real-writer fixtures
-// come from Apache Arrow JS (tools/dataset-fixtures), not from here.
+// file (the benchmark: sizes of gigabytes without writing them). Field offsets come from the
+// headers flatc generates from Arrow's Message.fbs / Schema.fbs / File.fbs (cmake/ArrowFormat.cmake),
+// as in core/src/dataset/arrow_flatbuf.hpp; the real-writer fixtures come from Apache Arrow JS
+// (tools/dataset-fixtures), not from here.
 
 #include <flatbuffers/flatbuffers.h>
+
+#include <arrow_format/File_generated.h>
+#include <arrow_format/Message_generated.h>
+#include <arrow_format/Schema_generated.h>
 
 #include <cstdint>
 #include <cstring>
@@ -19,9 +24,15 @@ using Bytes = std::vector<std::uint8_t>;
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::uoffset_t;
 
-constexpr flatbuffers::voffset_t field(int n) {
-  return static_cast<flatbuffers::voffset_t>(4 + 2 * n);
+namespace fb = org::apache::arrow::flatbuf;
+
+constexpr std::uint8_t type_id(fb::Type t) {
+  return static_cast<std::uint8_t>(t);
 }
+constexpr std::uint8_t header_id(fb::MessageHeader h) {
+  return static_cast<std::uint8_t>(h);
+}
+constexpr std::int16_t metadata_v5 = static_cast<std::int16_t>(fb::MetadataVersion::V5);
 
 struct Pair {
   std::int64_t a;
@@ -33,11 +44,13 @@ struct Block {
   std::int32_t padding;
   std::int64_t body_length;
 };
+static_assert(sizeof(Pair) == sizeof(fb::FieldNode) && sizeof(Pair) == sizeof(fb::Buffer));
+static_assert(sizeof(Block) == sizeof(fb::Block));
 
 inline uoffset_t int_type(FlatBufferBuilder& b, int bits) {
   const auto t = b.StartTable();
-  b.AddElement<std::int32_t>(field(0), bits, 0);
-  b.AddElement<std::uint8_t>(field(1), 1, 0);
+  b.AddElement<std::int32_t>(fb::Int::VT_BITWIDTH, bits, 0);
+  b.AddElement<std::uint8_t>(fb::Int::VT_IS_SIGNED, 1, 0);
   return b.EndTable(t);
 }
 
@@ -53,19 +66,20 @@ inline uoffset_t field_table(FlatBufferBuilder& b, const std::string& name, std:
   const auto kids_vec = b.CreateVector(kids);
   const auto n = b.CreateString(name);
   const auto t = b.StartTable();
-  b.AddOffset(field(0), n);
-  b.AddElement<std::uint8_t>(field(1), 1, 0);
-  b.AddElement<std::uint8_t>(field(2), type_type, 0);
-  b.AddOffset(field(3), flatbuffers::Offset<void>(type));
-  b.AddOffset(field(5), kids_vec);
+  b.AddOffset(fb::Field::VT_NAME, n);
+  b.AddElement<std::uint8_t>(fb::Field::VT_NULLABLE, 1, 0);
+  b.AddElement<std::uint8_t>(fb::Field::VT_TYPE_TYPE, type_type, 0);
+  b.AddOffset(fb::Field::VT_TYPE, flatbuffers::Offset<void>(type));
+  b.AddOffset(fb::Field::VT_CHILDREN, kids_vec);
   return b.EndTable(t);
 }
 
-// input_ids: List<Int32> (type 12, child Int 2), or nested `depth` lists deep.
+// input_ids: List<Int32>, or nested `depth` lists deep.
 inline uoffset_t list_field(FlatBufferBuilder& b, const std::string& name, int depth = 1) {
-  auto inner = field_table(b, "item", 2, int_type(b, 32), {});
-  for (int i = 1; i < depth; ++i) inner = field_table(b, "item", 12, empty_table(b), {inner});
-  return field_table(b, name, 12, empty_table(b), {inner});
+  auto inner = field_table(b, "item", type_id(fb::Type::Int), int_type(b, 32), {});
+  for (int i = 1; i < depth; ++i)
+    inner = field_table(b, "item", type_id(fb::Type::List), empty_table(b), {inner});
+  return field_table(b, name, type_id(fb::Type::List), empty_table(b), {inner});
 }
 
 inline uoffset_t schema_table(FlatBufferBuilder& b, const std::vector<uoffset_t>& fields) {
@@ -73,7 +87,7 @@ inline uoffset_t schema_table(FlatBufferBuilder& b, const std::vector<uoffset_t>
   for (auto f : fields) fs.emplace_back(f);
   const auto v = b.CreateVector(fs);
   const auto t = b.StartTable();
-  b.AddOffset(field(1), v);
+  b.AddOffset(fb::Schema::VT_FIELDS, v);
   return b.EndTable(t);
 }
 
@@ -82,21 +96,21 @@ inline uoffset_t record_batch_table(FlatBufferBuilder& b, std::int64_t length, c
   const auto nv = b.CreateVectorOfStructs(nodes.data(), nodes.size()).o;
   const auto bv = b.CreateVectorOfStructs(buffers.data(), buffers.size()).o;
   const auto t = b.StartTable();
-  b.AddElement<std::int64_t>(field(0), length, -1);  // written even when 0
-  b.AddOffset(field(1), flatbuffers::Offset<void>(nv));
-  b.AddOffset(field(2), flatbuffers::Offset<void>(bv));
+  b.AddElement<std::int64_t>(fb::RecordBatch::VT_LENGTH, length, -1);  // written even when 0
+  b.AddOffset(fb::RecordBatch::VT_NODES, flatbuffers::Offset<void>(nv));
+  b.AddOffset(fb::RecordBatch::VT_BUFFERS, flatbuffers::Offset<void>(bv));
   return b.EndTable(t);
 }
 
 // An encapsulated message: 0xFFFFFFFF, metadata length (padded to 8), Message flatbuffer.
 // The body (body_length bytes) is not included: the caller writes it or leaves a hole.
 inline Bytes message(FlatBufferBuilder& b, std::uint8_t header_type, uoffset_t header,
-                     std::int64_t body_length, std::int16_t version = 4) {
+                     std::int64_t body_length, std::int16_t version = metadata_v5) {
   const auto t = b.StartTable();
-  b.AddElement<std::int16_t>(field(0), version, -1);
-  b.AddElement<std::uint8_t>(field(1), header_type, 0);
-  b.AddOffset(field(2), flatbuffers::Offset<void>(header));
-  b.AddElement<std::int64_t>(field(3), body_length, -1);
+  b.AddElement<std::int16_t>(fb::Message::VT_VERSION, version, -1);
+  b.AddElement<std::uint8_t>(fb::Message::VT_HEADER_TYPE, header_type, 0);
+  b.AddOffset(fb::Message::VT_HEADER, flatbuffers::Offset<void>(header));
+  b.AddElement<std::int64_t>(fb::Message::VT_BODYLENGTH, body_length, -1);
   b.Finish(flatbuffers::Offset<flatbuffers::Table>(b.EndTable(t)));
   const auto size = b.GetSize();
   const auto padded = (size + 7) / 8 * 8;
@@ -112,7 +126,7 @@ inline Bytes message(FlatBufferBuilder& b, std::uint8_t header_type, uoffset_t h
 inline Bytes schema_message(int list_depth = 1) {
   FlatBufferBuilder b;
   const auto s = schema_table(b, {list_field(b, "input_ids", list_depth)});
-  return message(b, 1, s, 0);
+  return message(b, header_id(fb::MessageHeader::Schema), s, 0);
 }
 
 // A record batch of `rows` rows of seq_len tokens in one List<Int32> column; its body length.
@@ -124,7 +138,7 @@ inline Bytes list_batch_message(std::int64_t rows, std::int64_t seq_len) {
   const std::int64_t offsets = ((rows + 1) * 4 + 7) / 8 * 8;
   const auto rb = record_batch_table(b, rows, {{rows, 0}, {rows * seq_len, 0}},
                                      {{0, 0}, {0, (rows + 1) * 4}, {offsets, rows * seq_len * 4}});
-  return message(b, 3, rb, list_body_length(rows, seq_len));
+  return message(b, header_id(fb::MessageHeader::RecordBatch), rb, list_body_length(rows, seq_len));
 }
 
 inline Bytes end_of_stream() {
@@ -143,9 +157,9 @@ inline Bytes file_with_footer(const Bytes& body, const std::vector<Block>& block
   const auto s = schema_table(b, {list_field(b, "input_ids")});
   const auto bv = b.CreateVectorOfStructs(blocks.data(), blocks.size()).o;
   const auto t = b.StartTable();
-  b.AddElement<std::int16_t>(field(0), 4, -1);
-  b.AddOffset(field(1), flatbuffers::Offset<void>(s));
-  b.AddOffset(field(3), flatbuffers::Offset<void>(bv));
+  b.AddElement<std::int16_t>(fb::Footer::VT_VERSION, metadata_v5, -1);
+  b.AddOffset(fb::Footer::VT_SCHEMA, flatbuffers::Offset<void>(s));
+  b.AddOffset(fb::Footer::VT_RECORDBATCHES, flatbuffers::Offset<void>(bv));
   b.Finish(flatbuffers::Offset<flatbuffers::Table>(b.EndTable(t)));
   out.insert(out.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   const auto len = static_cast<std::int32_t>(b.GetSize());

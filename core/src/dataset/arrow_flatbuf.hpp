@@ -1,14 +1,17 @@
 #pragma once
 
 // The few Arrow flatbuffer fields trnslurm reads, accessed through flatbuffers' generic Table and
-// checked with flatbuffers::Verifier before every use: Debian ships no generated Arrow headers,
-// and the metadata of a dataset file is untrusted input (Arrow's own security notes say so).
-//
-// A table's field number i sits at vtable offset 4 + 2 * i; a union takes two fields (its type,
-// then the table). Field numbers below are those of apache/arrow format/Message.fbs, Schema.fbs
-// and File.fbs, in declaration order. Internal to the core.
+// checked with flatbuffers::Verifier before every use: the metadata of a dataset file is
+// untrusted input (Arrow's own security notes say so). Field offsets, enums and struct sizes
+// come from the headers flatc generates from Arrow's Message.fbs, Schema.fbs and File.fbs
+// (third_party/arrow-format, cmake/ArrowFormat.cmake); their accessors are not used.
+// Internal to the core.
 
 #include <flatbuffers/flatbuffers.h>
+
+#include <arrow_format/File_generated.h>
+#include <arrow_format/Message_generated.h>
+#include <arrow_format/Schema_generated.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -18,91 +21,45 @@
 
 namespace trnslurm::arrow_fb {
 
+namespace fb = org::apache::arrow::flatbuf;
 using flatbuffers::voffset_t;
 
-constexpr voffset_t field(int number) {
-  return static_cast<voffset_t>(4 + 2 * number);
-}
+// table Message { version; header (union: type, then table); bodyLength; custom_metadata }
+inline constexpr voffset_t message_version = fb::Message::VT_VERSION;
+inline constexpr voffset_t message_header_type = fb::Message::VT_HEADER_TYPE;
+inline constexpr voffset_t message_header = fb::Message::VT_HEADER;
+inline constexpr voffset_t message_body_length = fb::Message::VT_BODYLENGTH;
+using MessageHeader = fb::MessageHeader;
+// MetadataVersion V4 is Arrow 0.8+, V5 Arrow 1.0+.
+inline constexpr std::int16_t metadata_v4 = static_cast<std::int16_t>(fb::MetadataVersion::V4);
+inline constexpr std::int16_t metadata_v5 = static_cast<std::int16_t>(fb::MetadataVersion::V5);
 
-// Message.fbs: table Message { version: MetadataVersion (short); header: MessageHeader (union);
-//                              bodyLength: long; custom_metadata: [KeyValue]; }
-inline constexpr voffset_t message_version = field(0);
-inline constexpr voffset_t message_header_type = field(1);
-inline constexpr voffset_t message_header = field(2);
-inline constexpr voffset_t message_body_length = field(3);
-// union MessageHeader { Schema, DictionaryBatch, RecordBatch, Tensor, SparseTensor }
-enum class MessageHeader : std::uint8_t {
-  none = 0,
-  schema,
-  dictionary_batch,
-  record_batch,
-  tensor,
-  sparse_tensor
-};
-// enum MetadataVersion : short { V1, V2, V3, V4, V5 }: V4 is Arrow 0.8+, V5 Arrow 1.0+.
-inline constexpr std::int16_t metadata_v4 = 3;
-inline constexpr std::int16_t metadata_v5 = 4;
+// table RecordBatch { length; nodes: [FieldNode]; buffers: [Buffer]; compression; ... }
+inline constexpr voffset_t record_batch_length = fb::RecordBatch::VT_LENGTH;
+inline constexpr voffset_t record_batch_nodes = fb::RecordBatch::VT_NODES;
+inline constexpr voffset_t record_batch_buffers = fb::RecordBatch::VT_BUFFERS;
+inline constexpr voffset_t record_batch_compression = fb::RecordBatch::VT_COMPRESSION;
+inline constexpr std::size_t field_node_size = sizeof(fb::FieldNode);
+inline constexpr std::size_t buffer_size = sizeof(fb::Buffer);
 
-// Message.fbs: table RecordBatch { length: long; nodes: [FieldNode]; buffers: [Buffer];
-//                                  compression: BodyCompression; variadicBufferCounts: [long]; }
-inline constexpr voffset_t record_batch_length = field(0);
-inline constexpr voffset_t record_batch_nodes = field(1);
-inline constexpr voffset_t record_batch_buffers = field(2);
-inline constexpr voffset_t record_batch_compression = field(3);
-// struct FieldNode { length: long; null_count: long; }   struct Buffer { offset: long; length: long; }
-inline constexpr std::size_t field_node_size = 16;
-inline constexpr std::size_t buffer_size = 16;
+// table Schema { endianness (Little = 0); fields: [Field]; ... }
+inline constexpr voffset_t schema_endianness = fb::Schema::VT_ENDIANNESS;
+inline constexpr voffset_t schema_fields = fb::Schema::VT_FIELDS;
+// table Field { name; nullable; type (union); dictionary; children: [Field]; custom_metadata }
+inline constexpr voffset_t field_name = fb::Field::VT_NAME;
+inline constexpr voffset_t field_type_type = fb::Field::VT_TYPE_TYPE;
+inline constexpr voffset_t field_type = fb::Field::VT_TYPE;
+inline constexpr voffset_t field_dictionary = fb::Field::VT_DICTIONARY;
+inline constexpr voffset_t field_children = fb::Field::VT_CHILDREN;
+using Type = fb::Type;
+// table Int { bitWidth; is_signed }   table FixedSizeList { listSize }
+inline constexpr voffset_t int_bit_width = fb::Int::VT_BITWIDTH;
+inline constexpr voffset_t fixed_size_list_size = fb::FixedSizeList::VT_LISTSIZE;
 
-// Schema.fbs: table Schema { endianness: Endianness (short, Little = 0); fields: [Field]; ... }
-inline constexpr voffset_t schema_endianness = field(0);
-inline constexpr voffset_t schema_fields = field(1);
-// Schema.fbs: table Field { name: string; nullable: bool; type: Type (union); dictionary: DictionaryEncoding;
-//                           children: [Field]; custom_metadata: [KeyValue]; }
-inline constexpr voffset_t field_name = field(0);
-inline constexpr voffset_t field_type_type = field(2);
-inline constexpr voffset_t field_type = field(3);
-inline constexpr voffset_t field_dictionary = field(4);
-inline constexpr voffset_t field_children = field(5);
-// union Type, in declaration order from 1.
-enum class Type : std::uint8_t {
-  none = 0,
-  null_,
-  int_,
-  floating_point,
-  binary,
-  utf8,
-  bool_,
-  decimal,
-  date,
-  time,
-  timestamp,
-  interval,
-  list,
-  struct_,
-  union_,
-  fixed_size_binary,
-  fixed_size_list,
-  map,
-  duration,
-  large_binary,
-  large_utf8,
-  large_list,
-  run_end_encoded,
-  binary_view,
-  utf8_view,
-  list_view,
-  large_list_view
-};
-// table Int { bitWidth: int; is_signed: bool; }   table FixedSizeList { listSize: int; }
-inline constexpr voffset_t int_bit_width = field(0);
-inline constexpr voffset_t fixed_size_list_size = field(0);
-
-// File.fbs: table Footer { version: MetadataVersion; schema: Schema; dictionaries: [Block];
-//                          recordBatches: [Block]; custom_metadata: [KeyValue]; }
-inline constexpr voffset_t footer_schema = field(1);
-inline constexpr voffset_t footer_record_batches = field(3);
-// struct Block { offset: long; metaDataLength: int; (4 bytes padding) bodyLength: long; }
-inline constexpr std::size_t block_size = 24;
+// table Footer { version; schema; dictionaries: [Block]; recordBatches: [Block]; custom_metadata }
+inline constexpr voffset_t footer_schema = fb::Footer::VT_SCHEMA;
+inline constexpr voffset_t footer_record_batches = fb::Footer::VT_RECORDBATCHES;
+inline constexpr std::size_t block_size = sizeof(fb::Block);
 
 // A table whose start has been verified; every accessor verifies the field before reading it
 // and returns nullopt when the bytes are not a valid field (absent fields give the default).

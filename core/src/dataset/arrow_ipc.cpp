@@ -27,7 +27,7 @@ constexpr std::size_t offsets_slice = std::size_t{64} * 1024;
 constexpr std::string_view corrupt_hint = "the file is damaged or not an Arrow IPC file: regenerate it";
 
 struct Message {
-  MessageHeader type = MessageHeader::none;
+  MessageHeader type = MessageHeader::NONE;
   std::uint64_t offset = 0;
   std::uint64_t metadata_end = 0;  // where the body starts
   std::uint64_t body_length = 0;
@@ -128,20 +128,20 @@ class Reader {
     }
     m.next = m.metadata_end + m.body_length;
     m.type = static_cast<MessageHeader>(*type);
-    if (!header->present() && m.type != MessageHeader::none) return bad("message without its header table");
+    if (!header->present() && m.type != MessageHeader::NONE) return bad("message without its header table");
 
     switch (m.type) {
-      case MessageHeader::schema: {
+      case MessageHeader::Schema: {
         auto s = parse_schema(*header, options_.token_column);
         if (!s) return bad(s.error());
         m.schema = std::move(*s);
         break;
       }
-      case MessageHeader::record_batch: {
+      case MessageHeader::RecordBatch: {
         if (auto r = record_batch(*header, layout, m); !r) return bad(r.error());
         break;
       }
-      case MessageHeader::dictionary_batch:
+      case MessageHeader::DictionaryBatch:
         break;  // dictionaries hold no rows
       default:
         return std::unexpected(
@@ -327,12 +327,12 @@ class Counter {
       auto m = reader_.message(offset, file_.size(), have_schema ? &count_.layout : nullptr);
       if (!m) return std::unexpected(m.error());
       if (!*m) break;
-      if ((*m)->type == MessageHeader::schema) {
+      if ((*m)->type == MessageHeader::Schema) {
         if (have_schema)
           return std::unexpected(reader_.error(offset, "a second Schema message in the stream"));
         if (auto r = schema(std::move(*(*m)->schema), offset); !r) return std::unexpected(r.error());
         have_schema = true;
-      } else if ((*m)->type == MessageHeader::record_batch) {
+      } else if ((*m)->type == MessageHeader::RecordBatch) {
         if (auto r = batch(**m); !r) return std::unexpected(r.error());
       }
       offset = (*m)->next;  // strictly after this message: a stream cannot loop
@@ -402,7 +402,7 @@ class Counter {
       const auto at = static_cast<std::uint64_t>(offset);
       auto m = reader_.message(at, end, &count_.layout);
       if (!m) return std::unexpected(m.error());
-      if (!*m || (*m)->type != MessageHeader::record_batch || (*m)->next != end ||
+      if (!*m || (*m)->type != MessageHeader::RecordBatch || (*m)->next != end ||
           (*m)->metadata_end != at + static_cast<std::uint64_t>(meta)) {
         return std::unexpected(reader_.error(
             at, fmt::format("the footer's record batch block {} does not match the message there", i)));

@@ -14,59 +14,59 @@ constexpr std::size_t max_fields = 100000;
 
 std::string_view type_name(Type t) {
   switch (t) {
-    case Type::null_:
+    case Type::Null:
       return "Null";
-    case Type::int_:
+    case Type::Int:
       return "Int";
-    case Type::floating_point:
+    case Type::FloatingPoint:
       return "FloatingPoint";
-    case Type::binary:
+    case Type::Binary:
       return "Binary";
-    case Type::utf8:
+    case Type::Utf8:
       return "Utf8";
-    case Type::bool_:
+    case Type::Bool:
       return "Bool";
-    case Type::decimal:
+    case Type::Decimal:
       return "Decimal";
-    case Type::date:
+    case Type::Date:
       return "Date";
-    case Type::time:
+    case Type::Time:
       return "Time";
-    case Type::timestamp:
+    case Type::Timestamp:
       return "Timestamp";
-    case Type::interval:
+    case Type::Interval:
       return "Interval";
-    case Type::list:
+    case Type::List:
       return "List";
-    case Type::struct_:
+    case Type::Struct_:
       return "Struct";
-    case Type::union_:
+    case Type::Union:
       return "Union";
-    case Type::fixed_size_binary:
+    case Type::FixedSizeBinary:
       return "FixedSizeBinary";
-    case Type::fixed_size_list:
+    case Type::FixedSizeList:
       return "FixedSizeList";
-    case Type::map:
+    case Type::Map:
       return "Map";
-    case Type::duration:
+    case Type::Duration:
       return "Duration";
-    case Type::large_binary:
+    case Type::LargeBinary:
       return "LargeBinary";
-    case Type::large_utf8:
+    case Type::LargeUtf8:
       return "LargeUtf8";
-    case Type::large_list:
+    case Type::LargeList:
       return "LargeList";
-    case Type::run_end_encoded:
+    case Type::RunEndEncoded:
       return "RunEndEncoded";
-    case Type::binary_view:
+    case Type::BinaryView:
       return "BinaryView";
-    case Type::utf8_view:
+    case Type::Utf8View:
       return "Utf8View";
-    case Type::list_view:
+    case Type::ListView:
       return "ListView";
-    case Type::large_list_view:
+    case Type::LargeListView:
       return "LargeListView";
-    case Type::none:
+    case Type::NONE:
       break;
   }
   return "unknown";
@@ -76,32 +76,32 @@ std::string_view type_name(Type t) {
 // nullopt where the count is not fixed by the schema (unions, views).
 std::optional<std::size_t> own_buffers(Type t) {
   switch (t) {
-    case Type::null_:
-    case Type::run_end_encoded:
+    case Type::Null:
+    case Type::RunEndEncoded:
       return 0;
-    case Type::struct_:
-    case Type::fixed_size_list:
+    case Type::Struct_:
+    case Type::FixedSizeList:
       return 1;
-    case Type::int_:
-    case Type::floating_point:
-    case Type::bool_:
-    case Type::decimal:
-    case Type::date:
-    case Type::time:
-    case Type::timestamp:
-    case Type::interval:
-    case Type::fixed_size_binary:
-    case Type::duration:
-    case Type::list:
-    case Type::large_list:
-    case Type::map:
+    case Type::Int:
+    case Type::FloatingPoint:
+    case Type::Bool:
+    case Type::Decimal:
+    case Type::Date:
+    case Type::Time:
+    case Type::Timestamp:
+    case Type::Interval:
+    case Type::FixedSizeBinary:
+    case Type::Duration:
+    case Type::List:
+    case Type::LargeList:
+    case Type::Map:
       return 2;
-    case Type::binary:
-    case Type::utf8:
-    case Type::large_binary:
-    case Type::large_utf8:
-    case Type::list_view:
-    case Type::large_list_view:
+    case Type::Binary:
+    case Type::Utf8:
+    case Type::LargeBinary:
+    case Type::LargeUtf8:
+    case Type::ListView:
+    case Type::LargeListView:
       return 3;
     default:
       return std::nullopt;
@@ -151,7 +151,7 @@ std::expected<std::string, std::string> describe(const fb::Table& field, int dep
   if (!type || !type_table) return std::unexpected("invalid Field table in the schema");
   const auto t = static_cast<Type>(*type);
   std::string out(type_name(t));
-  if (t == Type::int_ && type_table->present()) {
+  if (t == Type::Int && type_table->present()) {
     const auto bits = type_table->scalar<std::int32_t>(fb::int_bit_width, 0);
     if (!bits) return std::unexpected("invalid Int type in the schema");
     out += std::to_string(*bits);
@@ -195,13 +195,13 @@ std::expected<TokenLayout, std::string> parse_schema(const fb::Table& schema, st
       layout.node_index = w.nodes;
       layout.buffer_index = w.buffers;
       switch (static_cast<Type>(*type)) {
-        case Type::list:
+        case Type::List:
           layout.kind = TokenKind::list;
           break;
-        case Type::large_list:
+        case Type::LargeList:
           layout.kind = TokenKind::large_list;
           break;
-        case Type::fixed_size_list: {
+        case Type::FixedSizeList: {
           layout.kind = TokenKind::fixed_size_list;
           if (!type_table->present())
             return std::unexpected("FixedSizeList without its listSize in the schema");

@@ -62,7 +62,8 @@ TEST_CASE("dataset hostile: negative and overflowing record batch lengths") {
     craft::FlatBufferBuilder b;
     auto bytes = craft::schema_message();
     const auto at = bytes.size();
-    craft::append(bytes, craft::message(b, 3, craft::record_batch_table(b, -5, {{-5, 0}, {0, 0}}, {}), 0));
+    craft::append(bytes, craft::message(b, craft::header_id(craft::fb::MessageHeader::RecordBatch),
+                                        craft::record_batch_table(b, -5, {{-5, 0}, {0, 0}}, {}), 0));
     craft::append(bytes, craft::end_of_stream());
     const Written w(bytes);
     const auto c = w.count();
@@ -76,8 +77,8 @@ TEST_CASE("dataset hostile: negative and overflowing record batch lengths") {
     const std::int64_t max = std::numeric_limits<std::int64_t>::max();
     for (int i = 0; i < 3; ++i) {
       craft::FlatBufferBuilder b;
-      craft::append(bytes,
-                    craft::message(b, 3, craft::record_batch_table(b, max, {{max, 0}, {0, 0}}, {}), 0));
+      craft::append(bytes, craft::message(b, craft::header_id(craft::fb::MessageHeader::RecordBatch),
+                                          craft::record_batch_table(b, max, {{max, 0}, {0, 0}}, {}), 0));
     }
     craft::append(bytes, craft::end_of_stream());
     const Written w(bytes);
@@ -90,7 +91,8 @@ TEST_CASE("dataset hostile: negative and overflowing record batch lengths") {
 TEST_CASE("dataset hostile: a record batch whose token column has the wrong row count") {
   craft::FlatBufferBuilder b;
   auto bytes = craft::schema_message();
-  craft::append(bytes, craft::message(b, 3, craft::record_batch_table(b, 10, {{9, 0}, {0, 0}}, {}), 0));
+  craft::append(bytes, craft::message(b, craft::header_id(craft::fb::MessageHeader::RecordBatch),
+                                      craft::record_batch_table(b, 10, {{9, 0}, {0, 0}}, {}), 0));
   craft::append(bytes, craft::end_of_stream());
   const Written w(bytes);
   const auto c = w.count();
@@ -102,7 +104,8 @@ TEST_CASE("dataset hostile: an offsets buffer outside the body") {
   craft::FlatBufferBuilder b;
   auto bytes = craft::schema_message();
   craft::append(bytes,
-                craft::message(b, 3, craft::record_batch_table(b, 1, {{1, 0}, {4, 0}}, {{0, 0}, {8, 8}}), 8));
+                craft::message(b, craft::header_id(craft::fb::MessageHeader::RecordBatch),
+                               craft::record_batch_table(b, 1, {{1, 0}, {4, 0}}, {{0, 0}, {8, 8}}), 8));
   bytes.resize(bytes.size() + 8, 0);
   craft::append(bytes, craft::end_of_stream());
   const Written w(bytes);
@@ -116,8 +119,9 @@ TEST_CASE("dataset hostile: --verify refuses offsets that decrease or pass the v
   craft::FlatBufferBuilder b;
   auto bytes = craft::schema_message();
   craft::append(
-      bytes, craft::message(
-                 b, 3, craft::record_batch_table(b, 2, {{2, 0}, {6, 0}}, {{0, 0}, {0, 12}, {16, 24}}), 40));
+      bytes,
+      craft::message(b, craft::header_id(craft::fb::MessageHeader::RecordBatch),
+                     craft::record_batch_table(b, 2, {{2, 0}, {6, 0}}, {{0, 0}, {0, 12}, {16, 24}}), 40));
   const auto body = bytes.size();
   bytes.resize(bytes.size() + 40, 0);
   const std::int32_t offsets[3] = {0, 6, 4};
@@ -151,7 +155,8 @@ TEST_CASE("dataset hostile: old metadata versions and foreign message types") {
   {
     craft::FlatBufferBuilder b;
     const auto s = craft::schema_table(b, {craft::list_field(b, "input_ids")});
-    auto bytes = craft::message(b, 1, s, 0, /*V3*/ 2);
+    auto bytes = craft::message(b, craft::header_id(craft::fb::MessageHeader::Schema), s, 0,
+                                static_cast<std::int16_t>(craft::fb::MetadataVersion::V3));
     craft::append(bytes, craft::end_of_stream());
     const Written w(bytes);
     const auto c = w.count();
@@ -161,7 +166,8 @@ TEST_CASE("dataset hostile: old metadata versions and foreign message types") {
   {
     craft::FlatBufferBuilder b;
     auto bytes = craft::schema_message();
-    craft::append(bytes, craft::message(b, 4, craft::empty_table(b), 0));  // a Tensor
+    craft::append(bytes, craft::message(b, craft::header_id(craft::fb::MessageHeader::Tensor),
+                                        craft::empty_table(b), 0));
     craft::append(bytes, craft::end_of_stream());
     const Written w(bytes);
     const auto c = w.count();
