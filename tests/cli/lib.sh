@@ -1,5 +1,6 @@
 # Shared by the CLI tests: they run the built `trnslurm` without Slurm, each in a directory of
 # its own. Source it; it sets `set -euo pipefail`.
+# shellcheck disable=SC2034  # rc, out, err: set here for the tests that source this file
 set -euo pipefail
 : "${TRNSLURM_BIN:?run through ctest}"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"

@@ -1,5 +1,6 @@
 # Shared by the test_chain_*.sh tests (source after lib.sh): a work directory holding the test
 # recipe (tests/fixtures/chain/chain.toml) as ./trnslurm.toml, and helpers around `trnslurm`.
+# shellcheck disable=SC2034,SC2154  # work (lib.sh) in; out, ...: for the tests that source this file
 trn=$TRNSLURM_BIN
 cp "$TRNSLURM_SOURCE_DIR/tests/fixtures/chain/chain.toml" "$work/trnslurm.toml"
 cd "$work"

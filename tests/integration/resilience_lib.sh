@@ -1,6 +1,7 @@
 # Shared by the test_resilience_*.sh tests (source after lib.sh and chain_lib.sh): the CPU
 # backend's recipe (tests/fixtures/resilience/resilience.toml) as ./trnslurm.toml, a tiny
 # dataset (3000 tokens: 23 optimizer steps on 2 nodes x 2 workers) and its initial checkpoint.
+# shellcheck disable=SC2034,SC2154  # work, trn (lib.sh) in; dev_cluster: for the tests that source this file
 cp "$TRNSLURM_SOURCE_DIR/tests/fixtures/resilience/resilience.toml" "$work/trnslurm.toml"
 export TRN_CPU=$TRNSLURM_SOURCE_DIR/scripts/cpu
 py=/usr/bin/python3

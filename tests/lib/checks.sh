@@ -1,6 +1,7 @@
 # The checks every shell test uses (tests/cli, tests/integration): each counts, `finish` refuses a
 # test in which none ran. Source it after `set -euo pipefail`; it creates $work, the test's own
 # directory under TRNSLURM_TEST_TMP.
+# shellcheck disable=SC2034  # work, rc, out: set here for the tests that source this file
 mkdir -p "${TRNSLURM_TEST_TMP:-/tmp}"
 work=$(mktemp -d "${TRNSLURM_TEST_TMP:-/tmp}/$(basename "$0" .sh).XXXXXX")
 checks=0
