@@ -12,14 +12,13 @@ out=$("$trn" submit --samples 1000 --from convert --until precompile --json)
 rc=$?
 set -e
 expect_eq "submit --json exit code" 0 "$rc"
-py() { printf '%s' "$out" | /usr/bin/python3 -c "import json, sys; j = json.load(sys.stdin); print($1)"; }
-chain=$(py 'j["chain_id"]')
+chain=$(json 'j["chain_id"]')
 expect_eq "submit --json: not a dry run, two stages" "False convert,precompile" \
-  "$(py 'j["dry_run"], ",".join(s["stage"] for s in j["stages"])')"
+  "$(json 'j["dry_run"], ",".join(s["stage"] for s in j["stages"])')"
 expect_eq "submit --json: the job ids Slurm has" "$(chain_jobs "$chain" | cut -d' ' -f1 | tr '\n' ' ')" \
-  "$(py '" ".join(str(s["job_id"]) for s in j["stages"]) + " "')"
+  "$(json '" ".join(str(s["job_id"]) for s in j["stages"]) + " "')"
 expect_contains "submit --json: the dependency on the real id" \
-  "--dependency=afterok:$(py 'j["stages"][0]["job_id"]')" "$(py 'j["stages"][1]["sbatch_argv"]')"
+  "--dependency=afterok:$(json 'j["stages"][0]["job_id"]')" "$(json 'j["stages"][1]["sbatch_argv"]')"
 expect_eq "the chain succeeded" 0 "$(wait_chain "$chain")"
 
 on_tty() {  # on_tty ENV... -- ARGS...: trnslurm ARGS on a pseudo-terminal, CRs removed

@@ -1,10 +1,16 @@
 # The checks every shell test uses (tests/cli, tests/integration): each counts, `finish` refuses a
 # test in which none ran. Source it after `set -euo pipefail`; it creates $work, the test's own
 # directory under TRNSLURM_TEST_TMP.
-# shellcheck disable=SC2034  # work, rc, out: set here for the tests that source this file
+# shellcheck disable=SC2034,SC2154  # work, rc, out: set here for the tests that source this file; $out also read
 mkdir -p "${TRNSLURM_TEST_TMP:-/tmp}"
 work=$(mktemp -d "${TRNSLURM_TEST_TMP:-/tmp}/$(basename "$0" .sh).XXXXXX")
 checks=0
+
+# json EXPR: EXPR, a Python expression over `j` (the JSON document in $out), printed: the one
+# way the shell tests read JSON fields (Debian's python3, not the PATH's).
+json() {
+  printf '%s' "$out" | /usr/bin/python3 -c "import json, sys; j = json.load(sys.stdin); print($1)"
+}
 
 fail() {
   printf 'FAIL: %s\n' "$*" >&2
