@@ -2,38 +2,33 @@
 
 #include <string>
 
+#include "fixtures.hpp"
 #include "trnslurm/chain/job_script.hpp"
 #include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 
 using namespace trnslurm;
 
-namespace {
-std::string fixture(const std::string& name) {
-  return std::string(TRNSLURM_FIXTURES) + "/recipes/" + name;
-}
-}  // namespace
-
 TEST_CASE("resilience: recipe keys, defaults, ranges and the train stage only") {
-  auto r = load_recipe(fixture("minimal.toml"));
+  auto r = load_recipe(test::fixture("recipes/minimal.toml"));
   REQUIRE(r);
   CHECK(r->stage("train").max_restarts == 3);
   CHECK(r->stage("train").signal_grace == 120);
 
-  r = load_recipe(fixture("minimal.toml"),
+  r = load_recipe(test::fixture("recipes/minimal.toml"),
                   {{"stages.train.max_restarts", "0", ""}, {"stages.train.signal_grace", "30", ""}});
   REQUIRE(r);
   CHECK(r->stage("train").max_restarts == 0);
   CHECK(r->stage("train").signal_grace == 30);
 
-  r = load_recipe(fixture("minimal.toml"), {{"stages.train.max_restarts", "-1", ""}});
+  r = load_recipe(test::fixture("recipes/minimal.toml"), {{"stages.train.max_restarts", "-1", ""}});
   REQUIRE_FALSE(r);
   CHECK(r.error().what.find("out of range") != std::string::npos);
 
-  r = load_recipe(fixture("minimal.toml"), {{"stages.train.signal_grace", "\"2m\"", ""}});
+  r = load_recipe(test::fixture("recipes/minimal.toml"), {{"stages.train.signal_grace", "\"2m\"", ""}});
   REQUIRE_FALSE(r);
 
-  r = load_recipe(fixture("minimal.toml"), {{"stages.convert.max_restarts", "2", ""}});
+  r = load_recipe(test::fixture("recipes/minimal.toml"), {{"stages.convert.max_restarts", "2", ""}});
   REQUIRE_FALSE(r);
   CHECK(r.error().what == "max_restarts applies to the train stage only");
   CHECK(r.error().hint == "move it to [stages.train]");

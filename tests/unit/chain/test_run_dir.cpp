@@ -5,21 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fixtures.hpp"
 #include "trnslurm/chain/run_dir.hpp"
 
 using namespace trnslurm;
 namespace fs = std::filesystem;
-
-namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "trnslurm-rundir-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-}  // namespace
 
 TEST_CASE("run_dir: manifest round trip") {
   Manifest m;
@@ -51,8 +41,8 @@ TEST_CASE("run_dir: a damaged manifest is an error naming the file") {
 }
 
 TEST_CASE("run_dir: run directories are created once, listed in order, newest found") {
-  TempDir t;
-  const auto runs = t.path / "runs";
+  const test::ScratchDir t;
+  const auto runs = t / "runs";
   auto a = create_run_dir(runs, "20261122-010203-00000001");
   REQUIRE(a);
   CHECK(fs::is_directory(*a / "logs"));
@@ -79,8 +69,8 @@ TEST_CASE("run_dir: run directories are created once, listed in order, newest fo
 }
 
 TEST_CASE("run_dir: the journal records ids and states on top of the manifest") {
-  TempDir t;
-  auto dir = create_run_dir(t.path / "runs", "20261122-010203-000-00000001");
+  const test::ScratchDir t;
+  auto dir = create_run_dir(t / "runs", "20261122-010203-000-00000001");
   REQUIRE(dir);
   Manifest m;
   m.chain_id = "20261122-010203-000-00000001";

@@ -1,7 +1,8 @@
 #pragma once
 
 // Helpers shared by the dataset tests: the fixtures written by tools/dataset-fixtures (Apache
-// Arrow JS and a byte-level Megatron writer) and their expected counts, and scratch directories.
+// Arrow JS and a byte-level Megatron writer) and their expected counts (fixtures.hpp has the
+// scratch directories).
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "fixtures.hpp"
+
 namespace trnslurm::test {
 
 inline std::filesystem::path datasets() {
-  return std::filesystem::path(TRNSLURM_FIXTURES) / "datasets";
+  return fixture("datasets");
 }
 
 inline const nlohmann::json& expected() {
@@ -36,25 +39,5 @@ inline void write_bytes(const std::filesystem::path& p, const char* data, std::s
   out.write(data, static_cast<std::streamsize>(n));
   if (!out) throw std::runtime_error("cannot write " + p.string());
 }
-
-// A fresh directory, removed with everything in it when the test ends.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "trnslurm-dataset-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace trnslurm::test

@@ -8,18 +8,11 @@
 
 #include <fstream>
 
+#include "fixtures.hpp"
 #include "trnslurm/node/efa.hpp"
 
 using namespace trnslurm;
 namespace fs = std::filesystem;
-
-namespace {
-fs::path scratch(const char* name) {
-  auto p = fs::temp_directory_path() / fmt::format("trnslurm-efa-{}-{}", name, getpid());
-  fs::remove_all(p);
-  return p;
-}
-}  // namespace
 
 TEST_CASE("efa: the state file round-trips") {
   for (auto state : {EfaState::present, EfaState::absent, EfaState::unknown}) {
@@ -37,7 +30,8 @@ TEST_CASE("efa: written by root, read back; refused when others can write") {
     SUCCEED("needs root to own the state directory");
     return;
   }
-  const auto dir = scratch("state");
+  const test::ScratchDir tmp;
+  const auto dir = tmp / "state";
   REQUIRE(write_efa_state(dir, {EfaState::absent, "fi_getinfo: -61"}));
   const auto got = read_efa_state(dir);
   REQUIRE(got);
@@ -52,11 +46,11 @@ TEST_CASE("efa: written by root, read back; refused when others can write") {
   chmod((dir / "efa").c_str(), 0644);
   chmod(dir.c_str(), 0777);
   CHECK_FALSE(read_efa_state(dir));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("efa: no probe result is an error the caller turns into unknown") {
-  const auto r = read_efa_state(scratch("missing"));
+  const test::ScratchDir tmp;
+  const auto r = read_efa_state(tmp / "missing");
   REQUIRE_FALSE(r);
   CHECK(r.error().what.find("has not probed") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "fixtures.hpp"
 #include "trnslurm/node/efa.hpp"
 #include "trnslurm/node/settings.hpp"
 #include "trnslurm/node/task_env.hpp"
@@ -14,15 +15,6 @@
 
 namespace fs = std::filesystem;
 using namespace trnslurm;
-
-namespace {
-fs::path fresh_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("trnslurm-security-" + std::to_string(getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-}  // namespace
 
 TEST_CASE("security: option values with newlines, control characters or huge sizes are refused") {
   const std::string huge(1 << 20, '1');
@@ -67,7 +59,8 @@ TEST_CASE("security: an EFA answer in a user-owned file or directory is not trus
     SUCCEED("needs root to give the files away");
     return;
   }
-  const auto dir = fresh_dir("efa");
+  const test::ScratchDir tmp;
+  const auto& dir = tmp.path();
   REQUIRE(write_efa_state(dir, {EfaState::present, "probed"}));
   REQUIRE(read_efa_state(dir));  // trusted as the slurmd left it: the checks below can fail
   REQUIRE(chown((dir / "efa").c_str(), 65534, 65534) == 0);
@@ -85,5 +78,4 @@ TEST_CASE("security: an EFA answer in a user-owned file or directory is not trus
   fs::remove(dir / "efa");
   fs::create_symlink("/etc/hostname", dir / "efa");
   CHECK_FALSE(read_efa_state(dir));
-  fs::remove_all(dir);
 }

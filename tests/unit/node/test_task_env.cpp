@@ -4,20 +4,17 @@
 
 #include <algorithm>
 
+#include "fixtures.hpp"
 #include "trnslurm/node/task_env.hpp"
 
 using namespace trnslurm;
 
 namespace {
 
-std::string fixture(const char* name) {
-  return std::string(TRNSLURM_FIXTURES) + "/neuron/" + name;
-}
-
 EnvInput input(const char* tree, std::uint32_t local_id, std::uint32_t local_count, std::uint32_t node_id = 0,
                std::uint32_t nnodes = 1) {
   EnvInput in;
-  in.topology = read_topology(fixture(tree));
+  in.topology = read_topology(test::fixture(std::string("neuron/") + tree));
   in.task.node_id = node_id;
   in.task.nnodes = nnodes;
   in.task.local_id = local_id;

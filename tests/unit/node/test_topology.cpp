@@ -1,17 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "trnslurm/node/topology.hpp"
 
 using namespace trnslurm;
 
-namespace {
-std::string fixture(const char* name) {
-  return std::string(TRNSLURM_FIXTURES) + "/neuron/" + name;
-}
-}  // namespace
-
 TEST_CASE("topology: trn1.32xlarge has 16 devices of 2 cores") {
-  const auto t = read_topology(fixture("trn1"));
+  const auto t = read_topology(test::fixture("neuron/trn1"));
   CHECK(t.instance_type == "trn1.32xlarge");
   CHECK(t.family == Family::trn1);
   REQUIRE(t.devices.size() == 16);
@@ -25,18 +20,18 @@ TEST_CASE("topology: trn1.32xlarge has 16 devices of 2 cores") {
 }
 
 TEST_CASE("topology: trn1n and trn2") {
-  const auto n = read_topology(fixture("trn1n"));
+  const auto n = read_topology(test::fixture("neuron/trn1n"));
   CHECK(n.instance_type == "trn1n.32xlarge");
   CHECK(n.family == Family::trn1);
   CHECK(n.physical_cores() == 32U);
-  const auto t2 = read_topology(fixture("trn2"));
+  const auto t2 = read_topology(test::fixture("neuron/trn2"));
   CHECK(t2.family == Family::trn2);
   CHECK(t2.devices.size() == 16);
   CHECK(t2.physical_cores() == 128U);
 }
 
 TEST_CASE("topology: a missing file is unknown, never zero") {
-  const auto t = read_topology(fixture("partial"));
+  const auto t = read_topology(test::fixture("neuron/partial"));
   REQUIRE(t.devices.size() == 16);
   CHECK_FALSE(t.devices[7].core_count.has_value());
   // No DMI name: the instance type comes from the devices' own info/architecture.
@@ -46,7 +41,7 @@ TEST_CASE("topology: a missing file is unknown, never zero") {
 }
 
 TEST_CASE("topology: no tree at all means no devices and unknown cores") {
-  const auto t = read_topology(fixture("does-not-exist"));
+  const auto t = read_topology(test::fixture("neuron/does-not-exist"));
   CHECK(t.devices.empty());
   CHECK_FALSE(t.instance_type.has_value());
   CHECK(t.family == Family::unknown);

@@ -4,29 +4,27 @@
 #include <iterator>
 #include <string>
 
+#include "fixtures.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 
 using namespace trnslurm;
 
 namespace {
-std::string fixture(const std::string& name) {
-  return std::string(TRNSLURM_FIXTURES) + "/recipes/" + name;
-}
 
 // Loads a fixture that must fail; returns the error.
 Error error_of(const std::string& name, const std::vector<Override>& overrides = {}) {
-  auto r = load_recipe(fixture(name), overrides);
+  auto r = load_recipe(test::fixture("recipes/" + name), overrides);
   REQUIRE_FALSE(r.has_value());
   return r.error();
 }
 }  // namespace
 
 TEST_CASE("recipe: a complete recipe loads every key") {
-  auto r = load_recipe(fixture("valid.toml"));
+  auto r = load_recipe(test::fixture("recipes/valid.toml"));
   REQUIRE(r.has_value());
   const Recipe& recipe = *r;
-  CHECK(recipe.source == fixture("valid.toml"));
+  CHECK(recipe.source == test::fixture("recipes/valid.toml"));
   CHECK(recipe.model.layers == 32);
   CHECK(recipe.model.hidden == 4096);
   CHECK(recipe.model.heads == 32);
@@ -78,15 +76,15 @@ TEST_CASE("recipe: a complete recipe loads every key") {
   CHECK(train.nodes == 2);  // defaults to cluster.nodes
   CHECK(train.command == "train {{total_steps}}\n");
   CHECK(train.env == std::map<std::string, std::string>{{"FI_PROVIDER", "efa"}, {"MALLOC_ARENA_MAX", "64"}});
-  CHECK(to_string(train.command_pos) == fixture("valid.toml") + ":66:11");
+  CHECK(to_string(train.command_pos) == test::fixture("recipes/valid.toml") + ":66:11");
   CHECK(recipe.stage("convert_back").nodes == 1);
   CHECK(recipe.stage("convert_back").time == "01:00:00");
-  CHECK(recipe.where("train.tp") == fixture("valid.toml") + ":19:6");
+  CHECK(recipe.where("train.tp") == test::fixture("recipes/valid.toml") + ":19:6");
   CHECK(recipe.text.starts_with("# A complete, valid recipe"));
 }
 
 TEST_CASE("recipe: the required keys alone get the documented defaults") {
-  auto r = load_recipe(fixture("minimal.toml"));
+  auto r = load_recipe(test::fixture("recipes/minimal.toml"));
   REQUIRE(r.has_value());
   CHECK(r->model.kv_heads == 32);       // = heads
   CHECK(r->model.ffn_hidden == 11008);  // Llama rule for hidden 4096
@@ -147,7 +145,7 @@ TEST_CASE("recipe: every error names file:line:column and how to fix it") {
   for (const auto& c : cases) {
     INFO(c.file);
     const Error e = error_of(c.file);
-    CHECK(e.where == fixture(c.file) + ":" + c.position);
+    CHECK(e.where == test::fixture(std::string("recipes/") + c.file) + ":" + c.position);
     CHECK_THAT(e.what, Catch::Contains(c.what));
     CHECK_THAT(e.hint, Catch::Contains(c.hint));
   }
@@ -155,19 +153,20 @@ TEST_CASE("recipe: every error names file:line:column and how to fix it") {
 
 TEST_CASE("recipe: a missing file says how to get one") {
   const Error e = error_of("no-such-recipe.toml");
-  CHECK(e.where == fixture("no-such-recipe.toml"));
+  CHECK(e.where == test::fixture("recipes/no-such-recipe.toml"));
   CHECK_THAT(e.hint, Catch::Contains("trnslurm init"));
 }
 
 TEST_CASE("recipe: overrides are applied before validation and type-checked") {
   SECTION("values of every type replace the file's") {
-    auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "8", "--nodes"},
-                                                   {"train.lr", "1e-5", ""},
-                                                   {"slurm.exclusive", "false", ""},
-                                                   {"dataset.path", "/other", "--dataset"},
-                                                   {"slurm.sbatch_args", R"(["--a", "--b"])", ""},
-                                                   {"stages.train.env.FOO", "bar baz", ""},
-                                                   {"stages.convert.enabled", "false", ""}});
+    auto r =
+        load_recipe(test::fixture("recipes/minimal.toml"), {{"cluster.nodes", "8", "--nodes"},
+                                                            {"train.lr", "1e-5", ""},
+                                                            {"slurm.exclusive", "false", ""},
+                                                            {"dataset.path", "/other", "--dataset"},
+                                                            {"slurm.sbatch_args", R"(["--a", "--b"])", ""},
+                                                            {"stages.train.env.FOO", "bar baz", ""},
+                                                            {"stages.convert.enabled", "false", ""}});
     REQUIRE(r.has_value());
     CHECK(r->cluster.nodes == 8);
     CHECK(r->stage("train").nodes == 8);  // follows cluster.nodes
@@ -186,32 +185,32 @@ TEST_CASE("recipe: overrides are applied before validation and type-checked") {
     CHECK(again->stage("train").env.at("FOO") == "bar baz");
   }
   SECTION("a value of the wrong type is refused, naming the option") {
-    auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "four", "--nodes"}});
+    auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"cluster.nodes", "four", "--nodes"}});
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().where == "--nodes");
     CHECK_THAT(r.error().what, Catch::Contains("is not an integer"));
-    r = load_recipe(fixture("minimal.toml"), {{"slurm.exclusive", "yes", ""}});
+    r = load_recipe(test::fixture("recipes/minimal.toml"), {{"slurm.exclusive", "yes", ""}});
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().where == "--set slurm.exclusive");
     CHECK_THAT(r.error().hint, Catch::Contains("=true"));
-    r = load_recipe(fixture("minimal.toml"), {{"slurm.sbatch_args", "--a", ""}});
+    r = load_recipe(test::fixture("recipes/minimal.toml"), {{"slurm.sbatch_args", "--a", ""}});
     REQUIRE_FALSE(r.has_value());
     CHECK_THAT(r.error().what, Catch::Contains("an array of strings"));
   }
   SECTION("an override is validated like the file: the error names the option") {
-    auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "0", "--nodes"}});
+    auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"cluster.nodes", "0", "--nodes"}});
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().where == "--nodes");
     CHECK_THAT(r.error().what, Catch::Contains("out of range"));
   }
   SECTION("an unknown key gets a did-you-mean") {
-    auto r = load_recipe(fixture("minimal.toml"), {{"train.gsb", "8", ""}});
+    auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"train.gsb", "8", ""}});
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().where == "--set train.gsb");
     CHECK(r.error().hint == "did you mean 'train.gbs'?");
   }
   SECTION("an override of the other warmup form wins over the file's") {
-    auto r = load_recipe(fixture("minimal.toml"), {{"train.warmup_steps", "5", ""}});
+    auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"train.warmup_steps", "5", ""}});
     REQUIRE(r.has_value());
     CHECK(r->train.warmup_steps == 5u);
   }
@@ -227,8 +226,9 @@ TEST_CASE("recipe: overrides are applied before validation and type-checked") {
 }
 
 TEST_CASE("recipe: relative paths follow the recipe's directory, or the cwd when given on the command line") {
-  auto r = load_recipe(fixture("minimal.toml"), {{"dataset.path", "data/../train", "--dataset"},
-                                                 {"checkpoint.export_dir", "s3://bucket/out", ""}});
+  auto r = load_recipe(
+      test::fixture("recipes/minimal.toml"),
+      {{"dataset.path", "data/../train", "--dataset"}, {"checkpoint.export_dir", "s3://bucket/out", ""}});
   REQUIRE(r.has_value());
   CHECK(r->dataset.path == (std::filesystem::current_path() / "train").string());
   CHECK(r->checkpoint.export_dir == "s3://bucket/out");
@@ -244,7 +244,7 @@ TEST_CASE("recipe: the key list covers every section") {
 }
 
 TEST_CASE("recipe: damaged text is an error, never a crash") {
-  std::ifstream in(fixture("valid.toml"), std::ios::binary);
+  std::ifstream in(test::fixture("recipes/valid.toml"), std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   REQUIRE(text.size() > 500);
   std::size_t errors = 0;
@@ -313,7 +313,8 @@ TEST_CASE("recipe: stage time limits are the forms sbatch takes, nothing else") 
 }
 
 TEST_CASE("recipe: every scalar of the resolved recipe is a placeholder value") {
-  auto r = load_recipe(fixture("valid.toml"), {{"train.epochs", "5", ""}, {"model.name", "it's", ""}});
+  auto r = load_recipe(test::fixture("recipes/valid.toml"),
+                       {{"train.epochs", "5", ""}, {"model.name", "it's", ""}});
   REQUIRE(r.has_value());
   const auto& v = r->values;
   CHECK(v.at("model.layers") == "32");
@@ -330,19 +331,20 @@ TEST_CASE("recipe: every scalar of the resolved recipe is a placeholder value") 
 
 TEST_CASE("recipe: runs_dir_named_by reads only [run].runs_dir, as load_recipe resolves it") {
   const auto dir = std::filesystem::path(TRNSLURM_FIXTURES) / "recipes";
-  CHECK(runs_dir_named_by(fixture("valid.toml")) == load_recipe(fixture("valid.toml"))->run.runs_dir);
-  CHECK(runs_dir_named_by(fixture("minimal.toml")) == dir / "runs");
+  CHECK(runs_dir_named_by(test::fixture("recipes/valid.toml")) ==
+        load_recipe(test::fixture("recipes/valid.toml"))->run.runs_dir);
+  CHECK(runs_dir_named_by(test::fixture("recipes/minimal.toml")) == dir / "runs");
   // A recipe broken elsewhere still names its runs directory.
-  CHECK(runs_dir_named_by(fixture("bad_instance.toml")) == dir / "runs");
-  CHECK(runs_dir_named_by(fixture("syntax_error.toml")) == dir / "runs");
-  CHECK(runs_dir_named_by(fixture("no-such-recipe.toml")) ==
+  CHECK(runs_dir_named_by(test::fixture("recipes/bad_instance.toml")) == dir / "runs");
+  CHECK(runs_dir_named_by(test::fixture("recipes/syntax_error.toml")) == dir / "runs");
+  CHECK(runs_dir_named_by(test::fixture("recipes/no-such-recipe.toml")) ==
         (std::filesystem::current_path() / "runs").lexically_normal());
 }
 
 TEST_CASE("recipe: the text as written is kept beside the resolved text") {
-  std::ifstream in(fixture("minimal.toml"), std::ios::binary);
+  std::ifstream in(test::fixture("recipes/minimal.toml"), std::ios::binary);
   const std::string written{std::istreambuf_iterator<char>(in), {}};
-  auto r = load_recipe(fixture("minimal.toml"), {{"cluster.nodes", "8", "--nodes"}});
+  auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"cluster.nodes", "8", "--nodes"}});
   REQUIRE(r);
   CHECK(r->file_text == written);
   CHECK(r->text != written);
