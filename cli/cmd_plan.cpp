@@ -35,20 +35,15 @@ struct Options {
 };
 
 int run(const Options& o) {
-  auto recipe = o.recipe.load();
-  if (!recipe) {
-    print_error(recipe.error());
-    return exit_usage;
-  }
-  auto plan = o.dataset.plan(*recipe);
-  if (!plan) {
-    print_error(plan.error());
+  const auto planned = load_and_plan(o.recipe, o.dataset);
+  if (!planned) {
+    print_error(planned.error());
     return exit_usage;
   }
   if (o.json) {
-    fmt::print("{}\n", to_json(*plan).dump(2));
+    fmt::print("{}\n", to_json(planned->plan).dump(2));
   } else {
-    print_table(*plan, *recipe);
+    print_table(planned->plan, planned->recipe);
   }
   return exit_ok;
 }

@@ -138,16 +138,13 @@ Result<void> write_records(const ChainSpec& chain, const Recipe& recipe, const n
 }
 
 int run(const Options& args) {
-  auto recipe = args.recipe.load();
-  if (!recipe) {
-    print_error(recipe.error());
+  const auto planned = load_and_plan(args.recipe, args.dataset);
+  if (!planned) {
+    print_error(planned.error());
     return exit_usage;
   }
-  auto plan = args.dataset.plan(*recipe);
-  if (!plan) {
-    print_error(plan.error());
-    return exit_usage;
-  }
+  const auto* recipe = &planned->recipe;
+  const auto* plan = &planned->plan;
   for (const auto& w : plan->warnings) print_warning(w);
   const auto plan_doc = to_json(*plan);
   const fs::path runs = args.runs_dir.empty() ? fs::path(recipe->run.runs_dir) : fs::absolute(args.runs_dir);

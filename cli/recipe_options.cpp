@@ -68,6 +68,14 @@ Result<DatasetSize> DatasetOptions::size(const Recipe& recipe) const {
   return count_recipe_dataset(recipe, verify);
 }
 
+Result<PlannedRecipe> load_and_plan(const RecipeOptions& recipe, const DatasetOptions& dataset) {
+  auto loaded = recipe.load();
+  if (!loaded) return std::unexpected(loaded.error());
+  auto plan = dataset.plan(*loaded);
+  if (!plan) return std::unexpected(plan.error());
+  return PlannedRecipe{std::move(*loaded), std::move(*plan)};
+}
+
 Result<Plan> DatasetOptions::plan(const Recipe& recipe) const {
   auto counted = size(recipe);
   if (!counted) return std::unexpected(counted.error());

@@ -38,6 +38,13 @@ struct DatasetOptions {
   Result<Plan> plan(const Recipe& recipe) const;
 };
 
+// The recipe the options name and its plan: where `plan` and `submit` start.
+struct PlannedRecipe {
+  Recipe recipe;
+  Plan plan;
+};
+Result<PlannedRecipe> load_and_plan(const RecipeOptions& recipe, const DatasetOptions& dataset);
+
 void add_dataset_options(CLI::App& app, DatasetOptions& options);
 
 }  // namespace trnslurm::cli

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "trnslurm/util/enum_names.hpp"
 #include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
@@ -21,27 +22,20 @@ using nlohmann::json;
 
 namespace {
 
-struct StateName {
-  ManifestState state;
-  std::string_view name;
-};
-constexpr std::array<StateName, 5> state_names{{{ManifestState::dry_run, "dry-run"},
-                                                {ManifestState::submitting, "submitting"},
-                                                {ManifestState::submitted, "submitted"},
-                                                {ManifestState::rolled_back, "rolled-back"},
-                                                {ManifestState::cancelled, "cancelled"}}};
+constexpr std::array<EnumName<ManifestState>, 5> state_names{{{ManifestState::dry_run, "dry-run"},
+                                                              {ManifestState::submitting, "submitting"},
+                                                              {ManifestState::submitted, "submitted"},
+                                                              {ManifestState::rolled_back, "rolled-back"},
+                                                              {ManifestState::cancelled, "cancelled"}}};
 
 }  // namespace
 
 std::string_view to_string(ManifestState state) {
-  const auto* it = std::ranges::find(state_names, state, &StateName::state);
-  return it == state_names.end() ? "unknown" : it->name;
+  return name_of(state_names, state);
 }
 
 std::optional<ManifestState> parse_manifest_state(std::string_view text) {
-  const auto* it = std::ranges::find(state_names, text, &StateName::name);
-  if (it == state_names.end()) return std::nullopt;
-  return it->state;
+  return value_named(state_names, text);
 }
 
 std::string manifest_to_json(const Manifest& m) {

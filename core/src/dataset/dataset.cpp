@@ -11,6 +11,7 @@
 #include "dataset_hf.hpp"
 #include "dataset_shards.hpp"
 #include "megatron_idx.hpp"
+#include "trnslurm/util/enum_names.hpp"
 
 namespace trnslurm {
 namespace {
@@ -113,16 +114,11 @@ Result<DatasetCount> count_dataset(const DatasetRequest& request) {
 
 namespace {
 
-struct FormatName {
-  DatasetFormat format;
-  std::string_view name;
-};
-
-constexpr std::array<FormatName, 5> format_names{{{DatasetFormat::automatic, "auto"},
-                                                  {DatasetFormat::hf, "hf"},
-                                                  {DatasetFormat::hf_dict, "hf-dict"},
-                                                  {DatasetFormat::megatron, "megatron"},
-                                                  {DatasetFormat::arrow_file, "arrow"}}};
+constexpr std::array<EnumName<DatasetFormat>, 5> format_names{{{DatasetFormat::automatic, "auto"},
+                                                               {DatasetFormat::hf, "hf"},
+                                                               {DatasetFormat::hf_dict, "hf-dict"},
+                                                               {DatasetFormat::megatron, "megatron"},
+                                                               {DatasetFormat::arrow_file, "arrow"}}};
 
 }  // namespace
 
@@ -136,14 +132,11 @@ const std::vector<std::string>& dataset_format_names() {
 }
 
 std::optional<DatasetFormat> parse_dataset_format(std::string_view name) {
-  const auto* it = std::ranges::find(format_names, name, &FormatName::name);
-  if (it == format_names.end()) return std::nullopt;
-  return it->format;
+  return value_named(format_names, name);
 }
 
 std::string_view to_string(DatasetFormat format) {
-  const auto* it = std::ranges::find(format_names, format, &FormatName::format);
-  return it == format_names.end() ? "unknown" : it->name;
+  return name_of(format_names, format);
 }
 
 }  // namespace trnslurm
