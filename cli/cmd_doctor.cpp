@@ -129,6 +129,33 @@ void check_slurm(Report& r, const SiteConfig& cfg) {
                                   slurm_build_version, built_for));
 }
 
+// The node against the instance table: the type known, and its devices as the table says.
+void check_instance(Report& r, const Topology& t, const NodeInstance& instance,
+                    const std::string& site_file) {
+  if (!site_file.empty()) r.ok("instances", fmt::format("site types from {}", site_file));
+  if (!instance.type) {
+    r.warn("instances", fmt::format("{}: LNC defaults to 1 and is not checked; add the type to the site's "
+                                    "instances file (docs/instances.md)",
+                                    instance.how));
+    return;
+  }
+  r.ok("instances", instance.how);
+  const auto& type = *instance.type;
+  if (!t.devices.empty() && !instance.by_device && type.devices.value &&
+      *type.devices.value != t.devices.size())
+    r.warn("instances", fmt::format("{} devices here, the table says {} for {}", t.devices.size(),
+                                    *type.devices.value, type.name));
+  if (type.cores_per_device.value)
+    for (const auto& d : t.devices)
+      if (d.core_count && *d.core_count != *type.cores_per_device.value) {
+        r.warn("instances", fmt::format("neuron{} has {} cores, the table says {} per device", d.index,
+                                        *d.core_count, *type.cores_per_device.value));
+        break;
+      }
+  for (const auto& u : unconfirmed_figures(type, {"devices", "cores_per_device", "lnc", "lnc_default"}))
+    r.info("instances", "unconfirmed: " + u);
+}
+
 void check_topology(Report& r, const SiteSettings& site, const std::string& node) {
   const auto root = expand_node_pattern(site.root, node);
   if (!root) {
@@ -138,6 +165,18 @@ void check_topology(Report& r, const SiteSettings& site, const std::string& node
   const auto t = read_topology(*root);
   r.info("root", *root);
   r.info("instance", t.instance_type ? *t.instance_type : "unknown (no DMI product_name)");
+  const auto instances = expand_node_pattern(site.instances, node);
+  if (!instances) {
+    r.bad("instances", to_string(instances.error()));
+    return;
+  }
+  auto found = read_node_instance(t, *instances);
+  if (!found) {
+    r.bad("instances", to_string(found.error()) + ": every step on this node fails until it is fixed");
+    return;
+  }
+  const NodeInstance& instance = *found;
+  check_instance(r, t, instance, *instances);
   if (t.devices.empty()) {
     r.warn("neuron", fmt::format("no Neuron device under {}/sys/devices/virtual/neuron_device: NeuronCore "
                                  "variables will not be set",
@@ -149,16 +188,21 @@ void check_topology(Report& r, const SiteSettings& site, const std::string& node
     dev_nodes += d.dev_node ? 1U : 0U;
     unknown_cores += d.core_count ? 0U : 1U;
   }
-  const auto cores = t.physical_cores();
-  r.ok("neuron",
-       fmt::format("{} devices ({}), {} physical NeuronCores, /dev/neuron* for {} of them", t.devices.size(),
-                   to_string(t.family), cores ? std::to_string(*cores) : "unknown", dev_nodes));
+  const auto cores = physical_cores(t, instance);
+  r.ok("neuron", fmt::format("{} devices, {} physical NeuronCores, /dev/neuron* for {} of them",
+                             t.devices.size(), cores ? std::to_string(*cores) : "unknown", dev_nodes));
   if (unknown_cores) r.warn("neuron", fmt::format("{} devices without a readable core_count", unknown_cores));
   if (dev_nodes != t.devices.size())
     r.warn("neuron", "some devices have no /dev/neuron<N>: is the driver loaded?");
-  if (t.family == Family::trn2 && cores)
-    r.info("lnc", fmt::format("{} logical cores at LNC={}", *cores / site.defaults.lnc.value_or(2),
-                              site.defaults.lnc.value_or(2)));
+  if (instance.type && instance.type->lnc.value && cores) {
+    const auto lnc = site.defaults.lnc.value_or(instance.type->lnc_default.value.value_or(1));
+    if (!instance.type->accepts_lnc(lnc))
+      r.bad("lnc", fmt::format("plugstack lnc={} but {} supports LNC={}: every step fails", lnc, instance.how,
+                               instance.type->lnc_choices()));
+    else
+      r.info("lnc", fmt::format("{} logical cores at LNC={} ({} accepts {})", *cores / lnc, lnc, instance.how,
+                                instance.type->lnc_choices()));
+  }
 }
 
 void check_efa(Report& r, const SiteSettings& site, const std::string& node, bool probe) {

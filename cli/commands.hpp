@@ -26,6 +26,7 @@ struct Command {
 
 Command add_init(CLI::App& app);
 Command add_recipes(CLI::App& app);
+Command add_instances(CLI::App& app);
 Command add_plan(CLI::App& app);
 Command add_env(CLI::App& app);
 Command add_doctor(CLI::App& app);

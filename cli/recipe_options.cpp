@@ -1,5 +1,8 @@
 #include "recipe_options.hpp"
 
+#include "process.hpp"
+#include "site_config.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -28,7 +31,10 @@ Result<Recipe> RecipeOptions::load() const {
     if (!o) return std::unexpected(o.error());
     overrides.push_back(std::move(*o));
   }
-  return load_recipe(path, overrides);
+  // The site's instance types: the file the plugin reads (plugstack instances=), when there is one.
+  auto instances = site_instance_table(load_site_config(std::nullopt));
+  if (!instances) return std::unexpected(instances.error());
+  return load_recipe(path, overrides, *instances);
 }
 
 void add_dataset_options(CLI::App& app, DatasetOptions& options) {
@@ -79,7 +85,36 @@ Result<PlannedRecipe> load_and_plan(const RecipeOptions& recipe, const DatasetOp
 Result<Plan> DatasetOptions::plan(const Recipe& recipe) const {
   auto counted = size(recipe);
   if (!counted) return std::unexpected(counted.error());
-  return make_plan(recipe, *counted);
+  auto plan = make_plan(recipe, *counted);
+  if (plan) expand_placement(*plan);
+  return plan;
+}
+
+void expand_placement(Plan& plan) {
+  auto& p = plan.placement;
+  if (p.method != "constraint" || !p.sbatch_args.empty() || p.features.empty()) return;
+  // A feature prefix ("us*") stands for the features the cluster's nodes have.
+  auto listed = run_process(node_features_argv());
+  Result<std::string> arg = fail("", "");
+  if (!listed) {
+    arg = fail(listed.error().what, "sinfo");
+  } else if (listed->exit_code != 0) {
+    // sinfo's last line says why (the ones before are its retries).
+    std::string_view why = listed->err;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.remove_suffix(1);
+    if (const auto nl = why.rfind('\n'); nl != std::string_view::npos) why.remove_prefix(nl + 1);
+    arg = fail(std::string(why), "sinfo");
+  } else {
+    arg = constraint_arg(p.features, parse_node_features(listed->out));
+  }
+  if (arg) {
+    p.sbatch_args = {*arg};
+    return;
+  }
+  p.method = "none";
+  p.why += fmt::format("; not requested: the node features for {} could not be listed",
+                       fmt::join(p.features, ", "));
+  plan.warnings.push_back(fmt::format("no UltraServer constraint requested: {}", to_string(arg.error())));
 }
 
 }  // namespace trnslurm::cli

@@ -47,4 +47,8 @@ Result<PlannedRecipe> load_and_plan(const RecipeOptions& recipe, const DatasetOp
 
 void add_dataset_options(CLI::App& app, DatasetOptions& options);
 
+// A plan whose UltraServer constraint names a feature prefix ("us*"): the prefix expanded from
+// the features the cluster's nodes have (sinfo), or, without them, a warning and no constraint.
+void expand_placement(Plan& plan);
+
 }  // namespace trnslurm::cli

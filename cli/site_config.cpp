@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "slurm_lookup.hpp"
+#include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
@@ -49,6 +50,16 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
   }
   if (cfg.line) cfg.site = parse_plugstack_args(cfg.line->args);
   return cfg;
+}
+
+Result<InstanceTable> site_instance_table(const SiteConfig& cfg) {
+  if (!cfg.site) return std::unexpected(cfg.site.error());
+  if (cfg.site->instances.empty()) return bundled_instances();
+  auto path = expand_node_pattern(cfg.site->instances, node_name());
+  if (!path) return std::unexpected(path.error());
+  auto file = read_site_instances(*path);
+  if (!file) return std::unexpected(file.error());
+  return load_instance_table(*file);
 }
 
 std::optional<std::string> slurm_node_addr(const std::string& node) {

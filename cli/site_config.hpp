@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "trnslurm/instance/instance.hpp"
 #include "trnslurm/node/plugstack_conf.hpp"
 #include "trnslurm/node/settings.hpp"
 
@@ -22,6 +23,10 @@ struct SiteConfig {
 };
 
 SiteConfig load_site_config(const std::optional<std::string>& plugstack_override);
+
+// The site's instance types as plan and the plugin see them: the bundled table with the file
+// named by plugstack instances= (%n = this host) on top, when there is one.
+Result<InstanceTable> site_instance_table(const SiteConfig& cfg);
 
 // Slurm's NodeAddr for a node name (slurm/slurm_lookup.hpp), when slurm.conf is readable here:
 // libslurm would complain on stderr without one.

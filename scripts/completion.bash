@@ -3,10 +3,11 @@
 # checkout: `source scripts/completion.bash`.
 #
 # Options are read from `trnslurm COMMAND --help` when completing, so they never drift from the
-# binary; recipe names come from `trnslurm recipes`, chain ids from `trnslurm list` (and, when
+# binary; recipe names come from `trnslurm recipes`, instance types from `trnslurm instances`,
+# chain ids from `trnslurm list` (and, when
 # Slurm cannot be asked, from the run directories themselves).
 
-_trnslurm_commands="init recipes plan submit status watch logs cancel list env doctor"
+_trnslurm_commands="init recipes instances plan submit status watch logs cancel list env doctor"
 _trnslurm_stages="convert precompile train convert_back"
 
 # The trnslurm being completed: the word the user typed when it runs, else the one on PATH.
@@ -118,6 +119,10 @@ _trnslurm() {
   case $cmd in
   init | recipes)
     mapfile -t COMPREPLY < <(compgen -W "$("$bin" recipes 2>/dev/null | cut -d' ' -f1)" -- "$cur")
+    ;;
+  instances)
+    # The table's first column, without its heading and the legend after the blank line.
+    mapfile -t COMPREPLY < <(compgen -W "$("$bin" instances 2>/dev/null | sed -n '2,/^$/ s/ .*//p')" -- "$cur")
     ;;
   status | watch | logs | cancel)
     mapfile -t COMPREPLY < <(compgen -W "$(_trnslurm_chains "$bin" "${COMP_WORDS[@]:1}")" -- "$cur")

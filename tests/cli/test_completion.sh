@@ -25,7 +25,7 @@ lines() { printf '%s\n' "$@" | sort; }
 run --help
 expect_eq "commands" "$(printf '%s\n' "$out" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p' | sort)" \
   "$(complete_words trnslurm '')"
-expect_eq "11 commands" 11 "$(complete_words trnslurm '' | wc -l)"
+expect_eq "12 commands" 12 "$(complete_words trnslurm '' | wc -l)"
 expect_eq "commands by prefix" "status" "$(complete_words trnslurm st)"
 expect_eq "global options" "$(lines --help --version)" "$(complete_words trnslurm --)"
 
@@ -53,6 +53,13 @@ run recipes
 expect_eq "init recipe names" "$(printf '%s\n' "$out" | cut -d' ' -f1 | sort)" "$(complete_words trnslurm init '')"
 expect_eq "init by prefix" "tiny-cpu" "$(complete_words trnslurm init tiny)"
 expect_eq "recipes NAME" "$(lines llama2-7b-trn1)" "$(complete_words trnslurm recipes llama2-7b-trn1)"
+
+# Instance types, exactly the first column of `trnslurm instances`' table.
+run instances
+expect_eq "instance types" "$(printf '%s\n' "$out" | sed -n '2,/^$/ s/ .*//p' | grep . | sort)" \
+  "$(complete_words trnslurm instances '')"
+expect_eq "instance types by prefix" "$(lines trn2.3xlarge trn2.48xlarge trn2u.48xlarge)" \
+  "$(complete_words trnslurm instances trn2)"
 
 # Chain ids, from `trnslurm list` (dry-run chains need no Slurm).
 run init tiny-cpu

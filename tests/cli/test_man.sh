@@ -33,7 +33,7 @@ page=$(render "$man_dir/trnslurm.1")
 run --help
 top_help=$out
 commands=$(printf '%s\n' "$top_help" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p')
-expect_eq "trnslurm --help lists the 11 commands" 11 "$(printf '%s\n' "$commands" | wc -l)"
+expect_eq "trnslurm --help lists the 12 commands" 12 "$(printf '%s\n' "$commands" | wc -l)"
 for opt in $(options_of "$top_help"); do
   expect_contains "trnslurm.1 GLOBAL OPTIONS documents $opt" "$opt" "$(section "$page" "GLOBAL OPTIONS" '^[A-Z]')"
 done
@@ -59,7 +59,7 @@ for opt in $spank_options; do
   expect_contains "plugin.md documents --$opt" "--$opt" "$(cat "$TRNSLURM_SOURCE_DIR/docs/plugin.md")"
 done
 keys=$(grep -o 'key == "[a-z_]*"' "$TRNSLURM_SOURCE_DIR/core/src/node/settings.cpp" | sed 's/key == "\(.*\)"/\1/' | sort -u)
-expect_eq "the plugin has 16 plugstack arguments" 16 "$(printf '%s\n' "$keys" | wc -l)"
+expect_eq "the plugin has 17 plugstack arguments" 17 "$(printf '%s\n' "$keys" | wc -l)"
 snippet=$(cat "$TRNSLURM_SOURCE_DIR/spank/plugstack.conf.in")
 for key in $keys; do
   expect_contains "trnslurm-spank.8 documents $key=" "$key=" "$(section "$spank" "PLUGSTACK ARGUMENTS" '^[A-Z]')"

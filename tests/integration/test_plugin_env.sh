@@ -34,7 +34,8 @@ out=$("$TRNSLURM_BIN" doctor --node-name n2)
 expect_contains "doctor: plugin in plugstack.conf" "ok   plugstack  $TRNSLURM_CLUSTER_DIR/etc/plugstack.conf:1: required $TRNSLURM_PLUGIN" "$out"
 expect_contains "doctor: Slurm versions" "ok   version    plugin built for Slurm 22.05, slurmctld runs 22.05" "$out"
 expect_contains "doctor: n2's tree" "instance   trn1n.32xlarge" "$out"
-expect_contains "doctor: devices" "ok   neuron     16 devices (trn1), 32 physical NeuronCores" "$out"
+expect_contains "doctor: devices" "ok   neuron     16 devices, 32 physical NeuronCores" "$out"
+expect_contains "doctor: the node's type in the instance table" "ok   instances  trn1n.32xlarge (bundled)" "$out"
 expect_contains "doctor: EFA" "ok   efa        slurmd's probe: absent" "$out"
 
 # A plugstack.conf with a key the plugin does not know: doctor fails, and so does every srun,

@@ -29,6 +29,10 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
                                            stage.command_pos.column);
     s.env = stage.env;
     if (stage.name == "train") s.resilience = Resilience{stage.max_restarts, stage.signal_grace};
+    // The stages that run the job's TP x PP groups across nodes keep them in one UltraServer.
+    if (stage.nodes > 1 && plan.contains("placement"))
+      for (const auto& arg : plan.at("placement").value("sbatch_args", nlohmann::json::array()))
+        if (arg.is_string()) s.sbatch_args.push_back(arg.get<std::string>());
     in.stages.push_back(std::move(s));
   }
 

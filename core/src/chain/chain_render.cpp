@@ -16,12 +16,9 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
       return fail(fmt::format("stage {} asks for 0 nodes", s.name), s.command_origin.file,
                   fmt::format("set stages.{}.nodes to 1 or more", s.name));
     }
-    stages.push_back(
-        StageSpec{s.name,
-                  {},
-                  s.nodes,
-                  s.time,
-                  s.resilience ? resilience_sbatch_args(*s.resilience) : std::vector<std::string>{}});
+    auto args = s.resilience ? resilience_sbatch_args(*s.resilience) : std::vector<std::string>{};
+    args.insert(args.end(), s.sbatch_args.begin(), s.sbatch_args.end());
+    stages.push_back(StageSpec{s.name, {}, s.nodes, s.time, std::move(args)});
   }
   if (stages.empty()) {
     return fail("every stage is disabled", "recipe", "enable at least one [stages.*] table (enabled = true)");

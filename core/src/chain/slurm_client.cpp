@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
@@ -153,6 +155,25 @@ Result<std::optional<std::vector<JobRow>>> CommandSlurmClient::sacct(const std::
   auto rows = parse_sacct(r->out);
   if (!rows) return std::unexpected(rows.error());
   return std::optional<std::vector<JobRow>>{std::move(*rows)};
+}
+
+std::vector<std::string> node_features_argv() {
+  return {"sinfo", "-h", "-N", "-o", "%f"};
+}
+
+std::vector<std::string> parse_node_features(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = text.find_first_of(",\n", start);
+    const auto feature =
+        trim(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (!feature.empty() && feature != "(null)" && std::find(out.begin(), out.end(), feature) == out.end())
+      out.push_back(feature);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace trnslurm

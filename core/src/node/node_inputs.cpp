@@ -44,6 +44,13 @@ Result<EnvInput> gather_node_inputs(const NodeRequest& request, const NodeLookup
     if (!root) return std::unexpected(root.error());
     in.topology = read_topology(*root);
   }
+  // The node's type as the table knows it, the site's file included (docs/instances.md). A bad
+  // site file is an error here: the plugin raises it in task_init, failing the job, never the node.
+  const auto instances = expand_node_pattern(request.site.instances, in.hostname);
+  if (!instances) return std::unexpected(instances.error());
+  auto instance = read_node_instance(in.topology, *instances);
+  if (!instance) return std::unexpected(instance.error());
+  in.instance = std::move(*instance);
   if (request.efa) {
     in.efa = *request.efa;
   } else {

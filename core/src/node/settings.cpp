@@ -146,11 +146,11 @@ Result<SiteSettings> parse_plugstack_args(const std::vector<std::string>& args) 
     auto bad = [&](std::string_view hint) {
       return fail(fmt::format("invalid value '{}' for '{}'", value, key), where, std::string(hint));
     };
-    if (key == "root" || key == "state_dir") {
+    if (key == "root" || key == "state_dir" || key == "instances") {
       if (!value.starts_with('/') || has_control_char(value))
         return bad("use an absolute path (%n = node name)");
       if (auto probe = expand_node_pattern(value, "n"); !probe) return std::unexpected(probe.error());
-      (key == "root" ? site.root : site.state_dir) = std::string(value);
+      (key == "root" ? site.root : key == "state_dir" ? site.state_dir : site.instances) = std::string(value);
     } else if (key == "cores") {
       auto r = parse_cores(value);
       if (!r) return bad("use auto, per-node, per-task or a number of cores per task");
@@ -205,10 +205,11 @@ Result<SiteSettings> parse_plugstack_args(const std::vector<std::string>& args) 
       if (!r) return std::unexpected(r.error());
       (key == "fuse_softmax" ? d.fuse_softmax : d.stochastic_rounding) = std::move(*r);
     } else {
-      return fail(fmt::format("unknown argument '{}'", key), where,
-                  "known: root, state_dir, env, cores, efa, cache, cache_mode, master_port, master_addr, "
-                  "master_net, root_comm_port, lnc, malloc_arena_max, inflight, stochastic_rounding, "
-                  "fuse_softmax");
+      return fail(
+          fmt::format("unknown argument '{}'", key), where,
+          "known: root, state_dir, instances, env, cores, efa, cache, cache_mode, master_port, master_addr, "
+          "master_net, root_comm_port, lnc, malloc_arena_max, inflight, stochastic_rounding, "
+          "fuse_softmax");
     }
   }
   return site;

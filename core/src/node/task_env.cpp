@@ -36,10 +36,11 @@ std::string core_range(std::uint32_t first, std::uint32_t count) {
 }
 
 // The logical NeuronCore config: the user's NEURON_LOGICAL_NC_CONFIG, else the plugstack lnc=,
-// else the family's default (2 on trn2, 1 elsewhere). trn1 and inf2 only know 1.
+// else the instance type's lnc_default (docs/instances.md). A type of known LNCs refuses others.
 Result<std::uint32_t> choose_lnc(const EnvInput& in, std::string& from) {
-  std::uint32_t lnc = in.topology.family == Family::trn2 ? 2U : 1U;
-  from = fmt::format("default for {}", to_string(in.topology.family));
+  const auto& type = in.instance.type;
+  std::uint32_t lnc = type ? type->lnc_default.value.value_or(1) : 1U;
+  from = type ? fmt::format("default for {}", in.instance.how) : "default for an unknown instance type";
   if (in.settings.lnc) {
     lnc = *in.settings.lnc;
     from = "plugstack.conf lnc=";
@@ -51,11 +52,18 @@ Result<std::uint32_t> choose_lnc(const EnvInput& in, std::string& from) {
     lnc = it->second == "1" ? 1U : 2U;
     from = "your NEURON_LOGICAL_NC_CONFIG";
   }
-  if (lnc != 1 && in.topology.family != Family::trn2 && in.topology.family != Family::unknown)
-    return fail(fmt::format("LNC={} ({}) on a {} node, which supports only LNC=1", lnc, from,
-                            to_string(in.topology.family)),
-                "NEURON_LOGICAL_NC_CONFIG", "use LNC=1 on trn1 and inf2");
+  if (type && type->lnc.value && !type->accepts_lnc(lnc))
+    return fail(fmt::format("LNC={} ({}) on a {} node, which supports only LNC={}", lnc, from,
+                            in.instance.how, type->lnc_choices()),
+                "NEURON_LOGICAL_NC_CONFIG", fmt::format("use LNC={}", type->lnc_choices()));
   return lnc;
+}
+
+// Whether the runtime is told the LNC: on a type that accepts more than one, or whose LNC is not
+// the runtime's own 1 (trn1 knows only 1, and an unknown type is left alone).
+bool tell_lnc(const EnvInput& in, std::uint32_t lnc) {
+  const auto& type = in.instance.type;
+  return type && type->lnc.value && (type->lnc.value->size() > 1 || lnc != 1);
 }
 
 struct ModeChoice {
@@ -102,7 +110,7 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
   std::string lnc_from;
   const auto lnc = choose_lnc(in, lnc_from);
   if (!lnc) return std::unexpected(lnc.error());
-  const auto physical = in.topology.physical_cores();
+  const auto physical = physical_cores(in.topology, in.instance);
   if (!physical) {
     if (explicit_mode)
       return fail(fmt::format("the NeuronCore count of this node is unknown (core_count unreadable under {})",
@@ -119,7 +127,7 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
   const std::string node_desc =
       fmt::format("{} NeuronCores on {} devices{}", cores, in.topology.devices.size(),
                   in.topology.instance_type ? " of a " + *in.topology.instance_type : std::string{});
-  if (in.topology.family == Family::trn2)
+  if (tell_lnc(in, *lnc))
     b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(*lnc),
           fmt::format("logical NeuronCore config ({})", lnc_from));
 

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <system_error>
@@ -46,37 +48,6 @@ std::optional<std::uint32_t> device_index(std::string_view name) {
 
 }  // namespace
 
-Family family_of(std::string_view text) {
-  std::string lower(text);
-  std::ranges::transform(lower, lower.begin(),
-                         [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; });
-  if (lower.starts_with("trn2") || lower.find("trainium2") != std::string::npos) return Family::trn2;
-  if (lower.starts_with("trn1") || lower.find("trainium") != std::string::npos) return Family::trn1;
-  if (lower.starts_with("inf2") || lower.find("inferentia2") != std::string::npos) return Family::inf2;
-  return Family::unknown;
-}
-
-std::string_view to_string(Family f) {
-  switch (f) {
-    case Family::trn1:
-      return "trn1";
-    case Family::trn2:
-      return "trn2";
-    case Family::inf2:
-      return "inf2";
-    case Family::unknown:
-      break;
-  }
-  return "unknown";
-}
-
-std::optional<std::uint32_t> published_physical_cores(std::string_view instance_type) {
-  if (instance_type == "trn1.32xlarge" || instance_type == "trn1n.32xlarge") return 32;
-  if (instance_type == "trn1.2xlarge") return 2;
-  if (instance_type == "trn2.48xlarge" || instance_type == "trn2u.48xlarge") return 128;
-  return std::nullopt;
-}
-
 std::optional<std::uint32_t> Topology::physical_cores() const {
   if (!devices.empty() &&
       std::ranges::all_of(devices, [](const auto& d) { return d.core_count.has_value(); })) {
@@ -84,9 +55,63 @@ std::optional<std::uint32_t> Topology::physical_cores() const {
     for (const auto& d : devices) sum += *d.core_count;
     return sum;
   }
-  // No device at all means no driver or no chip: unknown, even on a trn instance.
-  if (!devices.empty() && instance_type) return published_physical_cores(*instance_type);
   return std::nullopt;
+}
+
+Result<NodeInstance> node_instance(const Topology& topology, const std::optional<InstanceFile>& site) {
+  NodeInstance out;
+  // Without a site file only the node's own type is parsed (every step does this).
+  std::optional<InstanceTable> table;
+  if (site) {
+    auto loaded = load_instance_table(site);
+    if (!loaded) return std::unexpected(loaded.error());
+    table = std::move(*loaded);
+  }
+  if (topology.instance_type) {
+    const auto& name = *topology.instance_type;
+    if (table) {
+      if (const auto* t = table->find(name)) out.type = *t;
+    } else {
+      out.type = bundled_instance(name);
+    }
+    if (out.type) {
+      out.how = fmt::format("{} ({})", name, to_string(out.type->origin));
+      return out;
+    }
+    out.how = fmt::format("unknown type {}", name);
+  }
+  if (topology.device_name) {
+    const InstanceTable& known = table ? *table : bundled_instances();
+    for (const auto& t : known.types())
+      if (t.device.value == *topology.device_name) {
+        out.type = t;
+        out.by_device = true;
+        out.how = fmt::format("{}device {} (as on {})", out.how.empty() ? "" : out.how + ", ",
+                              *topology.device_name, t.name);
+        return out;
+      }
+  }
+  if (out.how.empty()) out.how = "unknown type (no DMI product_name, no device name)";
+  return out;
+}
+
+Result<NodeInstance> read_node_instance(const Topology& topology, const std::string& site_path) {
+  if (site_path.empty()) return node_instance(topology, std::nullopt);
+  auto site = read_site_instances(site_path);
+  if (!site) return std::unexpected(site.error());
+  return node_instance(topology, *site);
+}
+
+std::optional<std::uint32_t> physical_cores(const Topology& topology, const NodeInstance& instance) {
+  if (auto read = topology.physical_cores()) return read;
+  if (topology.devices.empty() || !instance.type || !instance.type->cores_per_device.value)
+    return std::nullopt;
+  // The type's device count only when the node is that type; a device-only match knows the
+  // cores of each device, and the devices are those the node shows.
+  const std::uint64_t devices = instance.by_device
+                                    ? topology.devices.size()
+                                    : instance.type->devices.value.value_or(topology.devices.size());
+  return static_cast<std::uint32_t>(devices * *instance.type->cores_per_device.value);
 }
 
 Topology read_topology(const fs::path& root) {
@@ -110,9 +135,6 @@ Topology read_topology(const fs::path& root) {
     topo.devices.push_back(std::move(dev));
   }
   std::ranges::sort(topo.devices, {}, &NeuronDevice::index);
-
-  if (topo.instance_type) topo.family = family_of(*topo.instance_type);
-  if (topo.family == Family::unknown && topo.device_name) topo.family = family_of(*topo.device_name);
   return topo;
 }
 

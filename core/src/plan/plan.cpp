@@ -10,8 +10,9 @@
 #include <limits>
 #include <numeric>
 
-#include "trnslurm/recipe/instance.hpp"
+#include "trnslurm/instance/instance.hpp"
 #include "trnslurm/util/checked.hpp"
+#include "trnslurm/version.hpp"
 
 namespace trnslurm {
 
@@ -52,6 +53,14 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
 // The estimates saturate: absurd shapes give "huge", never a wrapped small number.
 constexpr auto mul = saturating_mul;
 constexpr auto add = saturating_add;
+
+// "0.42 s", "3.1 min"
+std::string format_seconds(double s) {
+  if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
+  if (s >= 60) return fmt::format("{:.1f} min", s / 60);
+  if (s >= 1) return fmt::format("{:.3g} s", s);
+  return fmt::format("{:.3g} ms", s * 1000);
+}
 
 }  // namespace
 
@@ -128,15 +137,16 @@ MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint
 }
 
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
-  const auto chosen =
-      choose_instance(recipe.cluster.instance, recipe.cluster.lnc, recipe.cluster.cores_per_node);
+  const auto chosen = choose_instance(recipe.instances, recipe.cluster.instance, recipe.cluster.lnc,
+                                      recipe.cluster.cores_per_node);
   if (!chosen) return fail(chosen.error().what, recipe.where(chosen.error().where), chosen.error().hint);
-  const auto* instance = chosen->spec;
+  const auto* instance = chosen->type;
   const auto& t = recipe.train;
   const auto& m = recipe.model;
   Plan p;
   p.instance = recipe.cluster.instance;
-  p.backend = std::string(instance->backend);
+  p.instance_origin = std::string(to_string(instance->origin));
+  p.backend = instance->target.value.value_or("");
   p.nodes = recipe.cluster.nodes;
   p.lnc = chosen->lnc;
   p.cores_per_node = chosen->cores_per_node;
@@ -178,6 +188,9 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
                             nearest_multiples(p.nodes, step), step));
   }
   p.dp = p.world_size / model_parallel;
+  p.placement = plan_placement({p.instance, instance->ultraserver_size(), p.nodes, p.cores_per_node,
+                                model_parallel, recipe.slurm.ultraserver_placement,
+                                recipe.slurm.ultraserver_features, slurm_build_version});
   const std::uint64_t unit = p.mbs * p.dp;
   if (p.gbs % unit != 0)
     return fail(
@@ -257,6 +270,21 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
         fmt::format("checkpoint.every = {} exceeds the {} total steps: no checkpoint before the end",
                     recipe.checkpoint.every, p.total_steps));
 
+  // What the figures used here rest on: a definition that replaces another, a figure no public
+  // source confirms.
+  if (!instance->replaces.empty())
+    p.warnings.push_back(fmt::format("{} is the {} definition at {}, which replaces {}", p.instance,
+                                     p.instance_origin, to_string(instance->at), instance->replaces));
+  if (const auto unconfirmed = unconfirmed_figures(
+          *instance, {"devices", "cores_per_device", "lnc", "lnc_default", "hbm_gib_per_device",
+                      "ultraserver_nodes", "bf16_tflops_per_device"});
+      !unconfirmed.empty() && !instance->cpu())
+    p.warnings.push_back(
+        fmt::format("{} ({}): no public source confirms {}; check them on a node (trnslurm doctor)",
+                    p.instance, p.instance_origin, fmt::join(unconfirmed, "; ")));
+  for (auto& w : p.placement.warnings) p.warnings.push_back(std::move(w));
+  p.placement.warnings.clear();
+
   p.memory =
       estimate_memory(m, p.tp, p.pp, p.dp, p.mbs, p.grad_accum, memory_per_core_bytes(*instance, p.lnc));
   if (!p.memory.fits())
@@ -268,6 +296,17 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
                     format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
                     format_bytes(p.memory.optimizer), format_bytes(p.memory.activations)));
 
+  if (instance->bf16_tflops_per_device.value && instance->devices.value && !instance->cpu()) {
+    StepTimeFloor f;
+    f.flops_per_step = 6.0 * static_cast<double>(p.memory.parameters) * static_cast<double>(p.gbs) *
+                       static_cast<double>(p.seq_len);
+    f.peak_flops = *instance->bf16_tflops_per_device.value * 1e12 * *instance->devices.value * p.nodes;
+    if (f.peak_flops > 0) {
+      f.seconds = f.flops_per_step / f.peak_flops;
+      p.step_floor = f;
+    }
+  }
+
   const auto& est = recipe.estimate;
   if (est.tokens_per_second_per_node > 0) {
     CostEstimate c;
@@ -276,6 +315,9 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
     c.hours = c.tokens / (est.tokens_per_second_per_node * p.nodes) / 3600.0;
     c.node_hours = c.hours * p.nodes;
     if (est.price_per_node_hour > 0) c.cost = c.node_hours * est.price_per_node_hour;
+    if (p.step_floor)
+      c.mfu = 6.0 * static_cast<double>(p.memory.parameters) * est.tokens_per_second_per_node * p.nodes /
+              p.step_floor->peak_flops;
     p.cost = c;
   }
 
@@ -303,6 +345,7 @@ nlohmann::json to_json(const Plan& p) {
   nlohmann::json j = p.recipe_values;
   j.update({
       {"instance", p.instance},
+      {"instance_origin", p.instance_origin},
       {"hw_backend", p.backend},
       {"nodes", p.nodes},
       {"cores_per_node", p.cores_per_node},
@@ -340,10 +383,21 @@ nlohmann::json to_json(const Plan& p) {
       {"capacity_bytes", p.memory.capacity},
       {"fits", p.memory.fits()},
   };
+  j["placement"] = {{"method", p.placement.method},
+                    {"group_nodes", p.placement.group_nodes},
+                    {"ultraserver_nodes", p.placement.ultraserver_nodes},
+                    {"features", p.placement.features},
+                    {"sbatch_args", p.placement.sbatch_args},
+                    {"why", p.placement.why}};
+  if (p.step_floor)
+    j["step_time_floor"] = {{"seconds", p.step_floor->seconds},
+                            {"flops_per_step", p.step_floor->flops_per_step},
+                            {"peak_flops", p.step_floor->peak_flops}};
   if (p.cost) {
     j["estimate"] = {
         {"tokens", p.cost->tokens}, {"hours", p.cost->hours}, {"node_hours", p.cost->node_hours}};
     if (p.cost->cost) j["estimate"]["cost"] = *p.cost->cost;
+    if (p.cost->mfu) j["estimate"]["mfu"] = *p.cost->mfu;
   }
   j["warnings"] = p.warnings;
   return j;
@@ -388,12 +442,27 @@ std::vector<PlanLine> explain(const Plan& p) {
                   p.memory.capacity == 0 ? std::string(", no device memory limit")
                                          : fmt::format(", of {} per core{}", format_bytes(p.memory.capacity),
                                                        p.memory.fits() ? "" : ": DOES NOT FIT")));
+  if (p.step_floor)
+    add("step_time_floor", format_seconds(p.step_floor->seconds),
+        fmt::format("6 x {:.3g} parameters x {} tokens / ({:.3g} FLOPS: peak dense BF16 of {} nodes)",
+                    static_cast<double>(p.memory.parameters), p.gbs * p.seq_len, p.step_floor->peak_flops,
+                    p.nodes));
+  if (p.placement.method != "none" || p.placement.group_nodes > 1)
+    add("placement",
+        p.placement.sbatch_args.empty()
+            ? (p.placement.method == "constraint"
+                   ? fmt::format("--constraint=[{}] (expanded from the cluster's features at submit)",
+                                 fmt::join(p.placement.features, "|"))
+                   : std::string("none"))
+            : fmt::format("{}", fmt::join(p.placement.sbatch_args, " ")),
+        fmt::format("TP x PP groups span {} of the {} servers of an UltraServer; {}", p.placement.group_nodes,
+                    p.placement.ultraserver_nodes, p.placement.why));
   if (p.cost) {
-    const double h = p.cost->hours;
-    add("wall_time",
-        h >= 1.0 ? fmt::format("{:.1f} h", h)
-                 : (h * 60 >= 1.0 ? fmt::format("{:.1f} min", h * 60) : fmt::format("{:.0f} s", h * 3600)),
+    add("wall_time", format_seconds(p.cost->hours * 3600),
         fmt::format("{:.3g} tokens / (tokens_per_second_per_node x {} nodes)", p.cost->tokens, p.nodes));
+    if (p.cost->mfu)
+      add("mfu", fmt::format("{:.1f} %", *p.cost->mfu * 100),
+          "6 x parameters x tokens_per_second_per_node / peak dense BF16 per node");
     if (p.cost->cost)
       add("cost",
           *p.cost->cost >= 1.0 ? fmt::format("{:.2f}", *p.cost->cost) : fmt::format("{:.4f}", *p.cost->cost),

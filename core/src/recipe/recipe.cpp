@@ -9,6 +9,7 @@
 
 #include <sstream>
 
+#include "../util/toml_read.hpp"
 #include "recipe_build.hpp"
 #include "recipe_overrides.hpp"
 #include "recipe_schema.hpp"
@@ -20,6 +21,8 @@ namespace {
 
 void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValues& out) {
   for (const auto& [key, node] : t) {
+    // A recipe's own instance types are facts for the plan, not placeholders.
+    if (prefix.empty() && (key.str() == "instances" || key.str() == "sources")) continue;
     const auto name = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
     if (const auto* sub = node.as_table()) {
       flatten_toml(*sub, name, out);
@@ -40,11 +43,6 @@ void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValue
 
 }  // namespace
 
-std::string to_string(const SourcePos& pos) {
-  if (pos.line == 0) return pos.file;
-  return fmt::format("{}:{}:{}", pos.file, pos.line, pos.column);
-}
-
 const StageRecipe& Recipe::stage(std::string_view name) const {
   for (const auto& s : stages)
     if (s.name == name) return s;
@@ -57,22 +55,17 @@ std::string Recipe::where(std::string_view key) const {
 }
 
 Result<Recipe> load_recipe_text(std::string_view text, const std::string& source_name,
-                                const std::vector<Override>& overrides) {
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string_view(source_name));
-  } catch (const toml::parse_error& e) {
-    const auto& begin = e.source().begin;
-    return fail(std::string(e.description()), to_string(SourcePos{source_name, begin.line, begin.column}),
-                "fix the TOML syntax (https://toml.io)");
-  }
+                                const std::vector<Override>& overrides, const InstanceTable& instances) {
+  auto parsed = parse_toml(text, source_name);
+  if (!parsed) return std::unexpected(parsed.error());
+  toml::table& root = *parsed;
   std::map<std::string, std::string> overridden;
   for (const auto& o : overrides) {
     auto path = apply_override(root, o);
     if (!path) return std::unexpected(path.error());
     overridden[*path] = origin_of(o);
   }
-  auto recipe = build_recipe(root, source_name, std::move(overridden));
+  auto recipe = build_recipe(root, source_name, std::move(overridden), instances);
   if (!recipe) return recipe;
   flatten_toml(root, "", recipe->values);
   recipe->file_text = std::string(text);
@@ -101,7 +94,8 @@ std::filesystem::path runs_dir_named_by(const std::filesystem::path& recipe_file
   return path_from(recipe_file.parent_path(), dir);
 }
 
-Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides) {
+Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                           const InstanceTable& instances) {
   // A recipe is a few kilobytes: 1 MiB at most.
   const auto text = read_file(path, std::size_t{1} << 20);
   if (!text && text.error() == ReadFailure::too_large)
@@ -110,7 +104,7 @@ Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<
   if (!text)
     return fail("cannot read the recipe", path.string(),
                 "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
-  auto recipe = load_recipe_text(*text, path.string(), overrides);
+  auto recipe = load_recipe_text(*text, path.string(), overrides, instances);
   if (recipe) recipe->source = path;
   return recipe;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
@@ -14,11 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "../instance/instance_toml.hpp"
 #include "recipe_reader.hpp"
 #include "recipe_schema.hpp"
 #include "slurm_time.hpp"
 #include "trnslurm/dataset/dataset.hpp"
-#include "trnslurm/recipe/instance.hpp"
 #include "trnslurm/util/suggest.hpp"
 
 namespace trnslurm {
@@ -71,7 +72,7 @@ Result<void> read_model(const RecipeReader& in, ModelRecipe& m) {
 Result<void> read_cluster(const RecipeReader& in, ClusterRecipe& c) {
   in.read_string(c.instance, "cluster", "instance");
   if (auto r = first_error({in.read_uint(c.nodes, "cluster", "nodes", 1, 100000),
-                            in.read_uint(c.lnc, "cluster", "lnc", 1, 2)});
+                            in.read_uint(c.lnc, "cluster", "lnc", 1, 64)});
       !r)
     return r;
   auto v = in.uint_value("cluster", "cores_per_node", 1, 1u << 16);
@@ -117,6 +118,10 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   in.read_bool(recipe.slurm.exclusive, "slurm", "exclusive");
   if (const auto* args = in.find("slurm", "sbatch_args"))
     for (const auto& a : *args->as_array()) recipe.slurm.sbatch_args.emplace_back(a.as_string()->get());
+  in.read_string(recipe.slurm.ultraserver_placement, "slurm", "ultraserver_placement");
+  if (const auto* features = in.find("slurm", "ultraserver_features"))
+    for (const auto& f : *features->as_array())
+      recipe.slurm.ultraserver_features.emplace_back(f.as_string()->get());
   return {};
 }
 
@@ -137,10 +142,11 @@ void resolve_paths(Recipe& recipe, const std::string& file) {
   }
 }
 
-// The instance is known; lnc and cores_per_node follow from it.
+// The instance is known (bundled, the site's, or the recipe's own); lnc and cores_per_node
+// follow from it.
 Result<void> check_instance(Recipe& recipe) {
   auto& c = recipe.cluster;
-  auto chosen = choose_instance(c.instance, c.lnc, c.cores_per_node);
+  auto chosen = choose_instance(recipe.instances, c.instance, c.lnc, c.cores_per_node);
   if (!chosen) {
     // Point at the key when it was written, else at the instance that needs it.
     const auto& e = chosen.error();
@@ -149,6 +155,30 @@ Result<void> check_instance(Recipe& recipe) {
   }
   c.lnc = chosen->lnc;
   c.cores_per_node = chosen->cores_per_node;
+  return {};
+}
+
+// A node feature as slurm.conf's Features= names it, or a prefix of them ("us*"): it goes into
+// --constraint=[a|b], where '|', '&', '[', ']', '*' and ',' are operators.
+bool valid_feature(std::string_view f) {
+  if (f.ends_with('*')) f.remove_suffix(1);
+  return !f.empty() && f.size() <= 64 && std::ranges::all_of(f, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// How an UltraServer job is kept in one UltraServer (docs/instances.md).
+Result<void> check_ultraserver(const Recipe& recipe) {
+  static const std::vector<std::string> placements{"auto", "segment", "constraint", "none"};
+  if (std::ranges::find(placements, recipe.slurm.ultraserver_placement) == placements.end())
+    return fail(fmt::format("unknown ultraserver_placement '{}'", recipe.slurm.ultraserver_placement),
+                recipe.where("slurm.ultraserver_placement"),
+                fmt::format("use one of: {}", fmt::join(placements, ", ")));
+  for (const auto& f : recipe.slurm.ultraserver_features)
+    if (!valid_feature(f))
+      return fail(fmt::format("'{}' is not a Slurm node feature", f),
+                  recipe.where("slurm.ultraserver_features"),
+                  "give feature names (letters, digits, '_', '-', '.'), or a prefix ending in '*'");
   return {};
 }
 
@@ -265,11 +295,14 @@ std::string path_from(const std::filesystem::path& base_dir, const std::string& 
 }
 
 Result<Recipe> build_recipe(toml::table& root, const std::string& file,
-                            std::map<std::string, std::string> overridden) {
+                            std::map<std::string, std::string> overridden, const InstanceTable& instances) {
   RecipeReader in(root, file, std::move(overridden));
   Recipe recipe;
   recipe.source = file;
   if (auto r = in.check_keys(); !r) return std::unexpected(r.error());
+  recipe.instances = instances;
+  if (auto r = add_instance_tables(recipe.instances, root, file, {InstanceOrigin::recipe, true, true}); !r)
+    return std::unexpected(r.error());
   if (auto r = require_keys(in); !r) return std::unexpected(r.error());
   if (auto r = read_model(in, recipe.model); !r) return std::unexpected(r.error());
   if (auto r = read_cluster(in, recipe.cluster); !r) return std::unexpected(r.error());
@@ -282,6 +315,7 @@ Result<Recipe> build_recipe(toml::table& root, const std::string& file,
   if (auto r = check_model_shape(recipe); !r) return std::unexpected(r.error());
   if (auto r = check_warmup(recipe); !r) return std::unexpected(r.error());
   if (auto r = check_dataset_and_run(recipe); !r) return std::unexpected(r.error());
+  if (auto r = check_ultraserver(recipe); !r) return std::unexpected(r.error());
   for (std::size_t i = 0; i < stage_names.size(); ++i)
     if (auto r = read_stage(in, recipe, recipe.stages[i], stage_names[i]); !r)
       return std::unexpected(r.error());

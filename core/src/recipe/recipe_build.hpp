@@ -17,7 +17,8 @@ namespace trnslurm {
 std::string path_from(const std::filesystem::path& base_dir, const std::string& value);
 
 // `overridden`: "section.key" -> the option that set it (errors name it instead of a line).
+// `instances`: the types known before the recipe's own [instances] tables.
 Result<Recipe> build_recipe(toml::table& root, const std::string& file,
-                            std::map<std::string, std::string> overridden);
+                            std::map<std::string, std::string> overridden, const InstanceTable& instances);
 
 }  // namespace trnslurm

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../util/toml_read.hpp"
 #include "trnslurm/util/suggest.hpp"
 #include "trnslurm/util/template.hpp"
 
@@ -28,10 +29,11 @@ Result<void> RecipeReader::check_keys() {
       if (auto r = check_stages(key, node); !r) return r;
       continue;
     }
+    if (name == "instances" || name == "sources") continue;  // the instances format's (build_recipe)
     const auto* keys = keys_of_section(name);
     if (keys == nullptr) return unknown_key(key, name, "", section_names());
     if (!node.is_table())
-      return fail(fmt::format("'{}' must be a table, got {}", name, type_name(node)),
+      return fail(fmt::format("'{}' must be a table, got {}", name, toml_type_name(node)),
                   to_string(pos(node, name)), fmt::format("write it as a [{}] section", name));
     if (auto r = check_section(*node.as_table(), name, *keys); !r) return r;
   }
@@ -141,7 +143,7 @@ Result<void> RecipeReader::check_section(const toml::table& table, const std::st
       std::string hint = fmt::format("write it as `{} = {}`", name, example_for(it->kind));
       if (node.is_string() && (it->kind == ValueKind::integer || it->kind == ValueKind::number))
         hint = fmt::format("remove the quotes: `{} = {}`", name, node.as_string()->get());
-      return fail(fmt::format("{} must be {}, got {}", path, kind_name(it->kind), type_name(node)),
+      return fail(fmt::format("{} must be {}, got {}", path, kind_name(it->kind), toml_type_name(node)),
                   to_string(pos(node, path)), hint);
     }
     if (it->kind == ValueKind::env) {
@@ -153,7 +155,7 @@ Result<void> RecipeReader::check_section(const toml::table& table, const std::st
                       to_string(pos(var, var_path)),
                       "use letters, digits and '_', not starting with a digit");
         if (!value.is_string())
-          return fail(fmt::format("{} must be a string, got {}", var_path, type_name(value)),
+          return fail(fmt::format("{} must be a string, got {}", var_path, toml_type_name(value)),
                       to_string(pos(value, var_path)), fmt::format("quote it: {} = \"...\"", var_name));
       }
     }

@@ -41,7 +41,9 @@ const std::vector<SectionSpec>& section_specs() {
         {"account", string},
         {"qos", string},
         {"exclusive", boolean},
-        {"sbatch_args", strings}}},
+        {"sbatch_args", strings},
+        {"ultraserver_placement", string},
+        {"ultraserver_features", strings}}},
   };
   return specs;
 }
@@ -131,25 +133,6 @@ std::vector<std::string> sections_holding(std::string_view key, std::string_view
       !except.starts_with("stages."))
     out.emplace_back("stages.<stage>");
   return out;
-}
-
-std::string type_name(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a number";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::table:
-      return "a table";
-    default:
-      return "a date or time";
-  }
 }
 
 bool has_kind(const toml::node& node, ValueKind kind) {

@@ -32,8 +32,6 @@ const std::vector<KeySpec>& stage_key_specs();
 const char* kind_name(ValueKind kind);
 // A value of that kind, for "write it as `key = 8`" hints.
 const char* example_for(ValueKind kind);
-// How an error names what a TOML node holds.
-std::string type_name(const toml::node& node);
 bool has_kind(const toml::node& node, ValueKind kind);
 
 // Every section name, "stages" included.

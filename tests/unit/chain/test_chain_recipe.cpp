@@ -68,3 +68,41 @@ TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line
   const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
   CHECK(chain.error().where == "tiny.toml:" + std::to_string(line) + ":5");
 }
+
+TEST_CASE("chain_recipe: the plan's UltraServer placement goes to the multi-node stages only") {
+  // The tiny recipe on a site type of 2-server UltraServers: TP 2 x PP 2 on 2-core nodes spans two.
+  const std::string site = R"(
+[instances."trnx.12xlarge"]
+target = "trn3"
+devices = 1
+cores_per_device = 2
+lnc = [1]
+lnc_default = 1
+hbm_gib_per_device = 144
+ultraserver_nodes = 2
+)";
+  auto table = load_instance_table(InstanceFile{site, "site.toml", InstanceOrigin::site});
+  REQUIRE(table);
+  auto recipe = load_recipe_text(tiny_recipe(), "tiny.toml",
+                                 {{"cluster.instance", "trnx.12xlarge", ""},
+                                  {"train.tp", "2", ""},
+                                  {"train.pp", "2", ""},
+                                  {"slurm.ultraserver_features", "[\"us1\", \"us2\"]", ""}},
+                                 *table);
+  REQUIRE(recipe);
+  CHECK(recipe->cluster.cores_per_node == 2u);
+  auto plan = make_plan(*recipe, given(1000));
+  REQUIRE(plan);
+  REQUIRE(plan->placement.sbatch_args == std::vector<std::string>{"--constraint=[us1|us2]"});
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x");
+  REQUIRE(in);
+  in->values["backend_dir"] = "/opt/trnslurm/cpu";
+  auto chain = render_chain(*in);
+  REQUIRE(chain);
+  for (std::size_t k = 0; k < chain->stages.size(); ++k) {
+    const auto argv = sbatch_argv(*chain, k, std::nullopt);
+    const bool constrained = std::ranges::find(argv, "--constraint=[us1|us2]") != argv.end();
+    INFO(chain->stages[k].name);
+    CHECK(constrained == (chain->stages[k].nodes > 1));
+  }
+}

@@ -89,3 +89,10 @@ TEST_CASE("slurm_client: sacct without accounting falls back") {
   REQUIRE(r);
   CHECK_FALSE(r->has_value());
 }
+
+TEST_CASE("slurm_client: the cluster's node features, once each") {
+  CHECK(node_features_argv() == std::vector<std::string>{"sinfo", "-h", "-N", "-o", "%f"});
+  CHECK(parse_node_features("us1\nus1\nus2,trn2u\n(null)\n  us2 \n\n") ==
+        std::vector<std::string>{"us1", "us2", "trn2u"});
+  CHECK(parse_node_features("").empty());
+}

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "fixtures.hpp"
+#include "trnslurm/instance/instance.hpp"
 #include "trnslurm/node/efa.hpp"
 #include "trnslurm/node/settings.hpp"
 #include "trnslurm/node/task_env.hpp"
@@ -78,4 +80,49 @@ TEST_CASE("security: an EFA answer in a user-owned file or directory is not trus
   fs::remove(dir / "efa");
   fs::create_symlink("/etc/hostname", dir / "efa");
   CHECK_FALSE(read_efa_state(dir));
+}
+
+TEST_CASE("security: the site's instances file is trusted only as root's (or the reader's) own") {
+  const test::ScratchDir tmp;
+  const auto& dir = tmp.path();
+  const auto file = dir / "instances.toml";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("[instances.\"a.b\"]\ntarget = \"cpu\"\n", f);
+    std::fclose(f);
+  }
+  fs::permissions(file, fs::perms(0644));
+  REQUIRE(read_site_instances(file.string()));         // trusted as written: the checks below can fail
+  CHECK_FALSE(read_site_instances("instances.toml"));  // relative: refused
+  CHECK_FALSE(read_site_instances((dir / "missing.toml").string()));
+  CHECK_FALSE(read_site_instances(dir.string()));  // a directory
+  fs::permissions(file, fs::perms(0664));
+  auto r = read_site_instances(file.string());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("not trusted") != std::string::npos);
+  fs::permissions(file, fs::perms(0644));
+  fs::permissions(dir, fs::perms(0777));
+  CHECK_FALSE(read_site_instances(file.string()));
+  fs::permissions(dir, fs::perms(0755));
+  {
+    std::FILE* f = std::fopen((dir / "big.toml").c_str(), "w");
+    REQUIRE(f != nullptr);
+    const std::string line(1023, '#');
+    for (int i = 0; i < 1100; ++i) std::fprintf(f, "%s\n", line.c_str());
+    std::fclose(f);
+  }
+  r = read_site_instances((dir / "big.toml").string());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("larger than 1 MiB") != std::string::npos);
+  if (geteuid() == 0) {
+    // Someone else's file, or someone else's directory: not trusted.
+    REQUIRE(chown(file.c_str(), 65534, 65534) == 0);
+    CHECK_FALSE(read_site_instances(file.string()));
+    REQUIRE(chown(file.c_str(), 0, 0) == 0);
+    REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);
+    CHECK_FALSE(read_site_instances(file.string()));
+    REQUIRE(chown(dir.c_str(), 0, 0) == 0);
+    REQUIRE(read_site_instances(file.string()));
+  }
 }

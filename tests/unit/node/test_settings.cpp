@@ -64,13 +64,15 @@ TEST_CASE("settings: options applied twice give the same result") {
 }
 
 TEST_CASE("settings: plugstack arguments are parsed strictly") {
-  const auto site = parse_plugstack_args({"root=/fake/%n", "state_dir=/run/x/%n", "cores=per-task", "efa=off",
-                                          "cache=/fsx/cache", "cache_mode=per-host", "master_port=41000",
-                                          "root_comm_port=48620", "lnc=1", "malloc_arena_max=128",
-                                          "inflight=5", "stochastic_rounding=0", "fuse_softmax=0",
-                                          "master_addr=name", "master_net=10.1.0.0/16", "env=on"});
+  const auto site = parse_plugstack_args(
+      {"root=/fake/%n", "state_dir=/run/x/%n", "cores=per-task", "efa=off", "cache=/fsx/cache",
+       "cache_mode=per-host", "master_port=41000", "root_comm_port=48620", "lnc=1", "malloc_arena_max=128",
+       "inflight=5", "stochastic_rounding=0", "fuse_softmax=0", "master_addr=name", "master_net=10.1.0.0/16",
+       "env=on", "instances=/etc/slurm/trnslurm-instances.toml"});
   REQUIRE(site);
   CHECK(site->root == "/fake/%n");
+  CHECK(site->instances == "/etc/slurm/trnslurm-instances.toml");
+  CHECK(parse_plugstack_args({}).value().instances.empty());
   CHECK(site->state_dir == "/run/x/%n");
   CHECK(site->defaults.cores == CoreMode::per_task);
   CHECK(site->defaults.cores_from == "plugstack.conf cores=");
@@ -85,9 +87,10 @@ TEST_CASE("settings: plugstack arguments are parsed strictly") {
   CHECK_FALSE(site->defaults.resolve_master);
   CHECK(site->defaults.master_net == "10.1.0.0/16");
 
-  for (const char* bad : {"colour=blue", "root", "=x", "root=relative", "root=/x/%q", "cores=many", "efa=1",
-                          "master_port=0", "lnc=3", "inflight=lots", "fuse_softmax=2", "master_net=10.0.0.0",
-                          "master_net=10.0.0/8", "cache_mode=sometimes", "master_addr=dns"}) {
+  for (const char* bad :
+       {"colour=blue", "root", "=x", "root=relative", "root=/x/%q", "cores=many", "efa=1", "master_port=0",
+        "lnc=3", "inflight=lots", "fuse_softmax=2", "master_net=10.0.0.0", "master_net=10.0.0/8",
+        "cache_mode=sometimes", "master_addr=dns", "instances=site.toml", "instances=/x/%q"}) {
     INFO(bad);
     const auto r = parse_plugstack_args({bad});
     REQUIRE_FALSE(r);

@@ -15,6 +15,7 @@ EnvInput input(const char* tree, std::uint32_t local_id, std::uint32_t local_cou
                std::uint32_t nnodes = 1) {
   EnvInput in;
   in.topology = read_topology(test::fixture(std::string("neuron/") + tree));
+  in.instance = node_instance(in.topology, std::nullopt).value();
   in.task.node_id = node_id;
   in.task.nnodes = nnodes;
   in.task.local_id = local_id;
@@ -108,6 +109,66 @@ TEST_CASE("task_env: trn2 counts logical cores at LNC=2 by default, LNC=1 on req
 
   auto per_task = input("trn2", 7, 8);
   CHECK(value(task_environment(per_task).value(), "NEURON_RT_VISIBLE_CORES") == "56-63");
+}
+
+TEST_CASE("task_env: trn3, cores per task at each LNC") {
+  // 16 Trainium3 of 8 physical cores: 64 logical cores at LNC=2 (the default), 128 at LNC=1.
+  auto node = input("trn3", 0, 1);
+  auto plan = task_environment(node).value();
+  CHECK(value(plan, "NEURON_LOGICAL_NC_CONFIG") == "2");
+  CHECK(value(plan, "NEURON_RT_NUM_CORES") == "64");
+  CHECK(value(plan, "NEURON_RT_VISIBLE_CORES") == "0-63");
+  CHECK(find(plan.set, "NEURON_LOGICAL_NC_CONFIG")->reason.find("default for trn3.48xlarge (bundled)") !=
+        std::string::npos);
+  for (const std::uint32_t lnc : {1U, 2U}) {
+    INFO("LNC=" << lnc);
+    const std::uint32_t cores = 128 / lnc;
+    for (const std::uint32_t tasks : {1U, 4U, 16U, cores}) {
+      for (const std::uint32_t id : {0U, tasks - 1}) {
+        auto in = input("trn3", id, tasks);
+        in.settings.lnc = lnc;
+        if (tasks > 1) in.settings.cores = CoreMode::per_task;
+        const auto p = task_environment(in).value();
+        const std::uint32_t per = cores / tasks;
+        CHECK(value(p, "NEURON_LOGICAL_NC_CONFIG") == std::to_string(lnc));
+        CHECK(value(p, "NEURON_RT_NUM_CORES") == std::to_string(per));
+        CHECK(value(p, "NEURON_RT_VISIBLE_CORES") ==
+              (per == 1 ? std::to_string(id) : fmt::format("{}-{}", id * per, id * per + per - 1)));
+      }
+    }
+    auto too_many = input("trn3", 0, cores + 1);
+    too_many.settings.lnc = lnc;
+    too_many.settings.cores = CoreMode::per_task;
+    CHECK_FALSE(task_environment(too_many).has_value());
+  }
+}
+
+TEST_CASE("task_env: a site-defined type decides LNC and cores where no bundled type does") {
+  auto in = input("trnx", 1, 4);
+  // Unknown to the bundled table: LNC 1, no NEURON_LOGICAL_NC_CONFIG, cores from sysfs.
+  auto plan = task_environment(in).value();
+  CHECK(value(plan, "NEURON_LOGICAL_NC_CONFIG") == "<unset>");
+  CHECK(value(plan, "NEURON_RT_VISIBLE_CORES") == "8-15");
+  in.instance = node_instance(in.topology, InstanceFile{R"([instances."trnx.12xlarge"]
+target = "trn3"
+devices = 4
+cores_per_device = 8
+lnc = [2, 4]
+lnc_default = 4
+hbm_gib_per_device = 144
+)",
+                                                        "site.toml", InstanceOrigin::site})
+                    .value();
+  plan = task_environment(in).value();
+  CHECK(value(plan, "NEURON_LOGICAL_NC_CONFIG") == "4");
+  CHECK(value(plan, "NEURON_RT_NUM_CORES") == "2");
+  CHECK(value(plan, "NEURON_RT_VISIBLE_CORES") == "2-3");
+  in.settings.lnc = 1;
+  const auto refused = task_environment(in);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().what ==
+        "LNC=1 (plugstack.conf lnc=) on a trnx.12xlarge (site) node, which supports only "
+        "LNC=2 or 4");
 }
 
 TEST_CASE("task_env: EFA only with an efa provider, unless forced") {
@@ -259,9 +320,11 @@ TEST_CASE("task_env: every refusal") {
     in.user_env["NEURON_LOGICAL_NC_CONFIG"] = "3";
     CHECK_FALSE(task_environment(in));
   }
-  SECTION("cores asked for but core_count unreadable and no published count") {
+  SECTION("cores asked for but core_count unreadable and the node's type unknown") {
     auto in = input("partial", 0, 1);
     in.topology.instance_type.reset();
+    in.topology.device_name.reset();
+    in.instance = node_instance(in.topology, std::nullopt).value();
     in.settings.cores = CoreMode::per_node;
     const auto r = task_environment(in);
     REQUIRE_FALSE(r);

@@ -1,11 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <numeric>
 #include <set>
 #include <string>
 
+#include "trnslurm/instance/instance.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
-#include "trnslurm/recipe/instance.hpp"
 
 using namespace trnslurm;
 
@@ -252,13 +253,101 @@ TEST_CASE("plan: memory per NeuronCore") {
   }
   SECTION("trn2 cores hold 24 GiB at LNC=2 and 12 GiB at LNC=1") {
     CHECK(plan_of(bundled("llama3-8b-trn2"), 10'000'000).memory.capacity == 24ull << 30);
-    CHECK(memory_per_core_bytes(*find_instance("trn2.48xlarge"), 1) == 12ull << 30);
+    CHECK(memory_per_core_bytes(*bundled_instances().find("trn2.48xlarge"), 1) == 12ull << 30);
   }
   SECTION("cpu has no device memory limit") {
     const auto m = plan_of(bundled("tiny-cpu"), 1000).memory;
     CHECK(m.capacity == 0);
     CHECK(m.fits());
   }
+}
+
+TEST_CASE("plan: every bundled instance type, at each LNC it accepts") {
+  for (const auto& type : bundled_instances().types()) {
+    if (type.cpu()) continue;
+    for (const std::uint32_t lnc : *type.lnc.value) {
+      INFO(type.name << " at LNC " << lnc);
+      const std::uint32_t cores = type.physical_cores() / lnc;
+      const std::uint32_t tp = std::gcd(cores, 32U);  // divides the cores of a node and Llama3's 32 heads
+      const Recipe r = bundled("llama3-8b-trn2", {{"cluster.instance", type.name, ""},
+                                                  {"cluster.lnc", std::to_string(lnc), ""},
+                                                  {"train.tp", std::to_string(tp), ""}});
+      const Plan p = plan_of(r, 10'000'000);
+      CHECK(p.instance_origin == "bundled");
+      CHECK(p.backend == *type.target.value);
+      CHECK(p.lnc == lnc);
+      CHECK(p.cores_per_node == *type.devices.value * *type.cores_per_device.value / lnc);
+      CHECK(p.world_size == p.cores_per_node);
+      CHECK(p.dp == p.cores_per_node / tp);
+      // HBM of the node over its logical cores: an LNC=2 core holds twice an LNC=1 core's.
+      CHECK(p.memory.capacity ==
+            static_cast<std::uint64_t>(*type.hbm_gib_per_device.value * *type.devices.value) * (1ull << 30) /
+                p.cores_per_node);
+      REQUIRE(p.step_floor.has_value());
+      CHECK(p.step_floor->peak_flops ==
+            Approx(*type.bf16_tflops_per_device.value * 1e12 * *type.devices.value));
+      CHECK(p.step_floor->seconds ==
+            Approx(6.0 * static_cast<double>(p.memory.parameters) * 1024 * 8192 / p.step_floor->peak_flops));
+      const bool unconfirmed =
+          !unconfirmed_figures(type, {"devices", "cores_per_device", "lnc", "lnc_default",
+                                      "hbm_gib_per_device", "ultraserver_nodes", "bf16_tflops_per_device"})
+               .empty();
+      CHECK(has_warning(p, "no public source confirms") == unconfirmed);
+      CHECK(p.placement.method == "none");  // one node: nothing to keep together
+    }
+  }
+  // The LNC-dependent figures, by hand: trn2 and trn3 at LNC 1 and 2.
+  const auto at = [&](const char* instance, const char* lnc) {
+    return plan_of(bundled("llama3-8b-trn2", {{"cluster.instance", instance, ""}, {"cluster.lnc", lnc, ""}}),
+                   10'000'000);
+  };
+  CHECK(at("trn2.48xlarge", "2").cores_per_node == 64);
+  CHECK(at("trn2.48xlarge", "1").cores_per_node == 128);
+  CHECK(at("trn2.48xlarge", "1").memory.capacity == 12ull << 30);
+  CHECK(at("trn3.48xlarge", "2").cores_per_node == 64);
+  CHECK(at("trn3.48xlarge", "2").memory.capacity == 36ull << 30);
+  CHECK(at("trn3.48xlarge", "1").cores_per_node == 128);
+  CHECK(at("trn3.48xlarge", "1").memory.capacity == 18ull << 30);
+  CHECK(at("trn3.48xlarge", "2").backend == "trn3");
+  CHECK(plan_of(bundled("llama3-8b-trn2", {{"cluster.instance", "trn2.3xlarge", ""}, {"train.tp", "4", ""}}),
+                10'000'000)
+            .cores_per_node == 4);
+  // The recipe's lnc = 2 on a type that accepts only 1 is refused where it is written.
+  const auto trn1 = load_recipe_text(find_bundled_recipe("llama3-8b-trn2")->text, "r.toml",
+                                     {{"cluster.instance", "trn1.32xlarge", ""}});
+  REQUIRE_FALSE(trn1.has_value());
+  CHECK(to_string(trn1.error()) ==
+        "r.toml:19:7: lnc = 2 is not valid on trn1.32xlarge (trn1.32xlarge supports only lnc = 1)");
+}
+
+TEST_CASE("plan: UltraServer types keep TP x PP groups that span servers in one UltraServer") {
+  // Llama3-70B at TP 32 PP 4 on trn2u at LNC 2: 128 cores per group, two 64-core servers.
+  const std::vector<Override> base{{"cluster.instance", "trn2u.48xlarge", ""}, {"cluster.nodes", "4", ""}};
+  auto with = [&](std::vector<Override> more) {
+    auto all = base;
+    all.insert(all.end(), more.begin(), more.end());
+    return plan_of(bundled("llama3-70b-trn2", all), 10'000'000);
+  };
+  const Plan none = with({});
+  CHECK(none.placement.group_nodes == 2);
+  CHECK(none.placement.method == "none");  // Slurm 22.05 here: a feature is needed, none was given
+  CHECK(has_warning(none, "slurm.ultraserver_features names no node feature"));
+  const Plan features = with({{"slurm.ultraserver_features", "[\"us1\", \"us2\"]", ""}});
+  CHECK(features.placement.method == "constraint");
+  CHECK(features.placement.sbatch_args == std::vector<std::string>{"--constraint=[us1|us2]"});
+  CHECK(features.placement.why.find("no --segment (added in 24.05)") != std::string::npos);
+  const Plan segment = with({{"slurm.ultraserver_placement", "segment", ""}});
+  CHECK(segment.placement.sbatch_args == std::vector<std::string>{"--segment=2"});
+  CHECK(has_warning(segment, "--segment needs Slurm 24.05 or later"));
+  const auto j = to_json(features);
+  CHECK(j.at("placement").at("sbatch_args") == nlohmann::json::array({"--constraint=[us1|us2]"}));
+  // Eight nodes are two UltraServers: a constraint cannot split the job by groups.
+  const Plan eight = with({{"cluster.nodes", "8", ""}, {"slurm.ultraserver_features", "[\"us*\"]", ""}});
+  CHECK(eight.placement.method == "none");
+  CHECK(has_warning(eight, "8 nodes are more than one 4-server UltraServer"));
+  // trn2.48xlarge is no UltraServer: no placement whatever the groups.
+  CHECK(plan_of(bundled("llama3-70b-trn2"), 10'000'000).placement.why ==
+        "trn2.48xlarge is not part of an UltraServer");
 }
 
 TEST_CASE("plan: wall time and cost from the recipe's throughput and price") {

@@ -26,6 +26,7 @@ struct StageInput {
   TextOrigin command_origin;
   std::map<std::string, std::string> env;
   std::optional<Resilience> resilience;  // the train stage's (docs/resilience.md)
+  std::vector<std::string> sbatch_args;  // this stage's own: the UltraServer placement of the plan
 };
 
 // Everything a chain is rendered from: the recipe's stages and Slurm settings, and the

@@ -70,6 +70,11 @@ Result<std::vector<JobRow>> parse_squeue(std::string_view text);
 // Parses `sacct -n -X -P -o JobID,State,Reason,Elapsed,NNodes,NodeList,ExitCode,JobName,Comment`.
 Result<std::vector<JobRow>> parse_sacct(std::string_view text);
 
+// The node features of the cluster, for an UltraServer constraint given as a prefix
+// (plan/placement.hpp): `sinfo -h -N -o %f` prints each node's comma-separated list.
+std::vector<std::string> node_features_argv();
+std::vector<std::string> parse_node_features(std::string_view text);
+
 // "768" (a wait status, as squeue's exit_code prints it) -> "3"; "0:9" stays.
 std::string exit_code_from_status(std::string_view raw);
 

@@ -1,8 +1,9 @@
 #pragma once
 // One node's inputs to task_environment(), gathered by one function for the plugin (user_init)
-// and `trnslurm env`, so that env prints what the plugin sets: root and state_dir expanded for
-// this node, its Neuron topology, the slurmd's EFA answer, the step's node list and its first
-// host, MASTER_ADDR, and the user's environment. What the core cannot see itself comes in as
+// and `trnslurm env`, so that env prints what the plugin sets: root, state_dir and instances
+// expanded for this node, its Neuron topology and instance type (the site's instances file
+// included), the slurmd's EFA answer, the step's node list and its first host, MASTER_ADDR, and
+// the user's environment. What the core cannot see itself comes in as
 // lookups, which each front end answers its own way (spank_getenv and libslurm in slurmstepd;
 // getenv, flags and libslurm on a login node).
 
@@ -28,7 +29,7 @@ struct NodeLookups {
 };
 
 struct NodeRequest {
-  SiteSettings site;                    // plugstack.conf: root=, state_dir=, defaults
+  SiteSettings site;                    // plugstack.conf: root=, state_dir=, instances=, defaults
   EnvSettings settings;                 // merge(site, the user's options)
   TaskContext task;                     // the step's shape and this task's place in it
   std::string hostname;                 // this node's name ("" = node_name()): %n, the cache

@@ -38,7 +38,7 @@ struct EnvSettings {
   std::uint16_t master_port = 44000;
   std::optional<std::uint16_t> root_comm_port;  // NEURON_RT_ROOT_COMM_ID only when asked
   std::uint16_t root_comm_default_port = 46820;
-  std::optional<std::uint32_t> lnc;  // logical NeuronCore config; default by family
+  std::optional<std::uint32_t> lnc;  // logical NeuronCore config; default: the instance type's
   std::string malloc_arena_max = "64";
   std::string inflight = "3";
   std::string stochastic_rounding = "1";
@@ -59,6 +59,7 @@ struct SiteSettings {
   EnvSettings defaults;
   std::string root = "/";                   // topology root; %n = this node's name
   std::string state_dir = "/run/trnslurm";  // root-owned; the slurmd's EFA probe lands here
+  std::string instances;                    // the site's instance types (docs/instances.md); "" = none
 };
 
 // The srun/#SBATCH options the user gave; each unset one falls back to the site default.

@@ -42,6 +42,7 @@ struct EnvInput {
   TaskContext task;
   EnvSettings settings;
   Topology topology;
+  NodeInstance instance;  // node_instance(topology, the site's file): LNC and cores come from it
   EfaProbe efa;
   Rendezvous master;
   std::string hostname;                                      // this node, for a per-host compile cache

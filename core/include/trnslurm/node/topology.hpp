@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "trnslurm/instance/instance.hpp"
+
 namespace trnslurm {
 
 // What the node says about its Neuron devices. Every field read from sysfs is optional: a
@@ -18,8 +20,6 @@ struct NeuronDevice {
   bool dev_node = false;                    // /dev/neuron<N> exists
 };
 
-enum class Family { unknown, trn1, trn2, inf2 };
-
 struct Topology {
   std::string root;                          // where it was read (for messages)
   std::optional<std::string> instance_type;  // DMI product_name, or the devices' instance_type
@@ -29,10 +29,8 @@ struct Topology {
   std::optional<std::string> arch_type;
   std::optional<std::string> device_name;
   std::vector<NeuronDevice> devices;  // sorted by index
-  Family family = Family::unknown;
 
-  // Physical NeuronCores: the sum of every device's core_count when each is known, else the
-  // instance type's published count when devices exist, else unknown.
+  // Physical NeuronCores: the sum of every device's core_count when each is known.
   std::optional<std::uint32_t> physical_cores() const;
 };
 
@@ -40,11 +38,21 @@ struct Topology {
 // Never fails: what cannot be read is left unknown.
 Topology read_topology(const std::filesystem::path& root);
 
-// The family from an instance type such as "trn1n.32xlarge", or from a device name.
-Family family_of(std::string_view instance_type_or_device);
-std::string_view to_string(Family f);
+// What the instance table says about this node (docs/instances.md): its type by the name the
+// node reports, else, with no name, the device facts (cores per device, LNC) of a type whose
+// device has the same name. The table is the bundled one, with the site's file when given.
+struct NodeInstance {
+  std::optional<InstanceType> type;
+  bool by_device = false;  // only the device's facts apply: the device count is not the type's
+  std::string how;         // for messages: "trn2.48xlarge (bundled)", "unknown type m5.large"
+};
+Result<NodeInstance> node_instance(const Topology& topology, const std::optional<InstanceFile>& site);
+// The same with the site's file read from `site_path` (plugstack instances=, %n expanded; "" =
+// none), as the plugin, `trnslurm env` and `trnslurm doctor` do.
+Result<NodeInstance> read_node_instance(const Topology& topology, const std::string& site_path);
 
-// Published NeuronCore counts (trainium-facts.md §1), physical cores.
-std::optional<std::uint32_t> published_physical_cores(std::string_view instance_type);
+// Physical NeuronCores: read from sysfs, else the type's devices x cores per device when the
+// node has devices at all (none means no driver or no chip: unknown, even on a trn instance).
+std::optional<std::uint32_t> physical_cores(const Topology& topology, const NodeInstance& instance);
 
 }  // namespace trnslurm

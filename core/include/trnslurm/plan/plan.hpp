@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trnslurm/dataset/dataset.hpp"
+#include "trnslurm/plan/placement.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 #include "trnslurm/util/error.hpp"
 
@@ -50,12 +51,22 @@ struct CostEstimate {
   double hours = 0;   // wall time at the recipe's throughput
   double node_hours = 0;
   std::optional<double> cost;  // when the recipe gives price_per_node_hour
+  std::optional<double> mfu;   // that throughput against the instance's peak dense BF16
+};
+
+// The fastest a step can be: 6 x parameters x tokens per step at the instance's peak dense
+// BF16 rate (the instance table's bf16_tflops_per_device), every device busy.
+struct StepTimeFloor {
+  double seconds = 0;
+  double flops_per_step = 0;
+  double peak_flops = 0;  // of the whole job
 };
 
 struct Plan {
   // inputs
   std::string instance;
-  std::string backend;  // trn1, trn2, cpu
+  std::string instance_origin;  // bundled, site, recipe
+  std::string backend;          // the instance's target: trn1, trn2, trn3, cpu
   std::uint32_t nodes = 0;
   std::uint32_t cores_per_node = 0;
   std::uint32_t lnc = 1;
@@ -80,15 +91,17 @@ struct Plan {
   std::uint64_t kv_size_multiplier = 1;         // TP / kv_heads when TP > kv_heads
   std::uint64_t checkpoint_every = 0;           // effective (0 in the recipe = total_steps)
   MemoryEstimate memory;
+  std::optional<StepTimeFloor> step_floor;
   std::optional<CostEstimate> cost;
+  Placement placement;  // UltraServer types: what keeps each TP x PP group in one UltraServer
   std::vector<std::string> warnings;
   // The recipe values stage templates use (model shape, paths, lr...), copied by make_plan so
   // that to_json(plan) alone gives every placeholder.
   nlohmann::json recipe_values = nlohmann::json::object();
 };
 
-// The arithmetic of trainium-facts.md §1, §4: refuses what the training loop would reject or
-// silently truncate, with the nearest valid values as the hint.
+// The arithmetic of docs/plan.md with the instance's figures from recipe.instances: refuses what the training
+// loop would reject or silently truncate, with the nearest valid values as the hint.
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset);
 
 MemoryEstimate estimate_memory(const ModelRecipe& model, std::uint32_t tp, std::uint32_t pp, std::uint64_t dp,

@@ -9,21 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "trnslurm/instance/instance.hpp"
 #include "trnslurm/recipe/stage_names.hpp"
 #include "trnslurm/util/error.hpp"
+#include "trnslurm/util/source_pos.hpp"
 #include "trnslurm/util/template.hpp"
 
 namespace trnslurm {
-
-// Where a recipe value came from: file, line, column (1-based). An override given on the
-// command line has line 0 and `file` = "--set section.key=value".
-struct SourcePos {
-  std::string file;
-  std::uint32_t line = 0;
-  std::uint32_t column = 0;
-};
-// "file:line:column", or just `file` when there is no line.
-std::string to_string(const SourcePos& pos);
 
 struct ModelRecipe {
   std::string name;
@@ -38,9 +30,9 @@ struct ModelRecipe {
 };
 
 struct ClusterRecipe {
-  std::string instance;  // trn1.32xlarge, trn1n.32xlarge, trn2.48xlarge, cpu
+  std::string instance;  // a type of Recipe::instances: trn2.48xlarge, cpu, ...
   std::uint32_t nodes = 0;
-  std::uint32_t lnc = 0;                        // 0 = the instance's default (trn2: 2, others: 1)
+  std::uint32_t lnc = 0;                        // 0 = the instance's lnc_default
   std::optional<std::uint32_t> cores_per_node;  // required for cpu, derived otherwise
 };
 
@@ -83,6 +75,10 @@ struct SlurmRecipe {
   std::string qos;
   bool exclusive = true;
   std::vector<std::string> sbatch_args;
+  // How a job whose TP x PP group spans servers is kept in one UltraServer (docs/instances.md):
+  // auto, segment (--segment, Slurm 24.05+), constraint (a node feature), none.
+  std::string ultraserver_placement = "auto";
+  std::vector<std::string> ultraserver_features;  // names, or prefixes ending in '*'
 };
 
 struct StageRecipe {
@@ -113,6 +109,8 @@ struct Recipe {
   SlurmRecipe slurm;
   std::array<StageRecipe, 4> stages;           // in the order of stage_names
   std::map<std::string, SourcePos> positions;  // "section.key" -> where it was set
+  // The instance types the recipe may name: bundled, the site's, and its own [instances.*].
+  InstanceTable instances;
   // Every scalar of the resolved recipe as "section.key" (floats in their shortest form, dates
   // and times as TOML writes them):
   // the recipe's placeholders for stage commands.
@@ -133,11 +131,14 @@ struct Override {
 // Parses "section.key=value".
 Result<Override> parse_override(std::string_view text);
 
-// Reads and validates a recipe file; overrides are applied before validation.
-Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides = {});
+// Reads and validates a recipe file; overrides are applied before validation. `instances` are
+// the types known before the recipe's own (bundled, and the site's: load_instance_table).
+Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides = {},
+                           const InstanceTable& instances = bundled_instances());
 // The same from text; `source_name` is used in error positions.
 Result<Recipe> load_recipe_text(std::string_view text, const std::string& source_name,
-                                const std::vector<Override>& overrides = {});
+                                const std::vector<Override>& overrides = {},
+                                const InstanceTable& instances = bundled_instances());
 
 // The runs directory a recipe file names, read without loading the rest of it: a recipe broken
 // elsewhere must not hide the chains it started. [run].runs_dir taken from the recipe's
