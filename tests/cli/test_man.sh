@@ -9,11 +9,13 @@ man_dir=$TRNSLURM_SOURCE_DIR/docs/man
 render() {
   groff -man -Tascii -rLL=2000n -rHY=0 "$1" 2>/dev/null | col -bx
 }
-# The lines of a page from heading $2 (exact line) up to the next heading matching $3.
+# The lines of a page from heading $2 (exact line) up to the next heading matching $3. awk reads
+# to the end: exiting early would kill printf with SIGPIPE, which pipefail turns into a failure.
 section() {
   printf '%s\n' "$1" | awk -v start="$2" -v stop="$3" '
+    done { next }
     $0 == start { on = 1; next }
-    on && $0 ~ stop { exit }
+    on && $0 ~ stop { done = 1; next }
     on { print }'
 }
 # The options CLI11 lists in a --help text ("  -r,--recipe PATH  ...").
