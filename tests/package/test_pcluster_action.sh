@@ -25,7 +25,7 @@ for run in 1 2; do
 done
 plugin=$prefix/lib/slurm/trnslurm.so
 [ -f "$plugin" ] || fail "plugin not in the cluster's plugin directory"
-nm -D --defined-only "$plugin" | grep -qw slurm_spank_task_init || fail "installed plugin exports no SPANK hook"
+nm -D --defined-only "$plugin" | grep -w slurm_spank_task_init >/dev/null || fail "installed plugin exports no SPANK hook"
 [ -x "$work/usr/bin/trnslurm" ] || fail "trnslurm not installed"
 grep -qx "required $plugin efa=off" "$prefix/etc/plugstack.conf.d/trnslurm.conf" ||
   fail "snippet: $(cat "$prefix/etc/plugstack.conf.d/trnslurm.conf")"
