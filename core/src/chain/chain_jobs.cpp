@@ -247,6 +247,7 @@ Result<ChainStatus> query_chain(const std::vector<StageRef>& stages, SlurmClient
 
 Result<std::vector<StageRef>> find_chain_in_slurm(std::string_view chain_id, SlurmClient& slurm) {
   std::vector<std::string> names;
+  names.reserve(stage_names.size());
   for (auto stage : stage_names) names.push_back(job_name(chain_id, stage));
   auto rows = slurm.squeue_by_name(names);
   if (!rows) return std::unexpected(rows.error());

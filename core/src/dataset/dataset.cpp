@@ -125,6 +125,7 @@ constexpr std::array<EnumName<DatasetFormat>, 5> format_names{{{DatasetFormat::a
 const std::vector<std::string>& dataset_format_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
+    out.reserve(format_names.size());
     for (const auto& f : format_names) out.emplace_back(f.name);
     return out;
   }();

@@ -50,10 +50,6 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
   return static_cast<std::uint64_t>(std::ceil(x));
 }
 
-// The estimates saturate: absurd shapes give "huge", never a wrapped small number.
-constexpr auto mul = saturating_mul;
-constexpr auto add = saturating_add;
-
 // "0.42 s", "3.1 min"
 std::string format_seconds(double s) {
   if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
@@ -90,6 +86,9 @@ Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t
 MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint32_t pp, std::uint64_t dp,
                                std::uint64_t mbs, std::uint64_t grad_accum, std::uint64_t capacity) {
   using u64 = std::uint64_t;
+  // The estimates saturate: absurd shapes give "huge", never a wrapped small number.
+  constexpr auto mul = saturating_mul;
+  constexpr auto add = saturating_add;
   const u64 h = m.hidden;
   const u64 head_dim = h / m.heads;
   const u64 kv = m.kv_heads;
