@@ -43,12 +43,14 @@ class ExtractRun:
         self.out = os.path.join(tmp, "record.json")
 
     def run(self, *extra, scripts=(TRAIN, CONVERT), launchers=("examples/train/*.sh",),
-            logs=(LOGGER + ":Logger.log", LOGGER + ":train:epoch_end:Epoch {} step")):
+            logs=(LOGGER + ":Logger.log", LOGGER + ":train:epoch_end:Epoch {} step"),
+            log_calls=(f"{LOGGER}:{LOGGER}:loop",)):
         argv = [sys.executable, EXTRACT, "--repo", self.repo, "--rev", "v1.0", "--release", "1.0",
                 "--package", "mini", "--repository", "https://example.invalid/mini", "--out", self.out]
         argv += [a for s in scripts for a in ("--script", s)]
         argv += [a for s in launchers for a in ("--launcher", s)]
         argv += [a for s in logs for a in ("--log", s)]
+        argv += [a for s in log_calls for a in ("--log-call", s)]
         return subprocess.run(argv + list(extra), capture_output=True, text=True)
 
 
@@ -177,7 +179,9 @@ class ExtractedRecord(unittest.TestCase):
     def test_log_formats(self):
         self.assertEqual(self.record["log_formats"][LOGGER], {"function": "Logger.log", "pieces": [
             "LOG ", {"field": "step"}, " loss ", {"field": "loss", "spec": ".4f"}, " note ",
-            {"field": "msg", "conversion": "r"}]})
+            {"field": "msg", "conversion": "r"}], "call": {
+                "path": LOGGER, "function": "loop", "arguments": {"step": "step", "loss": "loss", "msg": "'ok'"},
+                "when": ["step % 2 == 0", "step > 0"], "counted": {"step": "after"}}})
         self.assertEqual(self.record["log_formats"][LOGGER + "#epoch_end"], {"function": "train", "pieces": [
             "Epoch ", {"field": "epoch"}, " step ", {"field": "step"}, " end ", {"field": "'x'", "spec": ">5"}]})
 
@@ -185,6 +189,31 @@ class ExtractedRecord(unittest.TestCase):
         again = self.run_.run("--check")
         self.assertEqual(again.returncode, 0, again.stderr)
         self.assertEqual(list(self.record), sorted(self.record))
+
+
+class LogCallRefusals(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="trnslurm-upstream-")
+        self.run_ = ExtractRun(self.tmp)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_call_of_an_unrecorded_line(self):
+        done = self.run_.run(log_calls=(f"examples/other.py:{LOGGER}:loop",))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("is not a recorded --log line", done.stderr)
+        self.assertFalse(os.path.exists(self.run_.out))
+
+    def test_function_without_the_call(self):
+        done = self.run_.run(log_calls=(f"{LOGGER}:{LOGGER}:train",))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("0 calls of log in train", done.stderr)
+
+    def test_malformed_spec(self):
+        done = self.run_.run(log_calls=("only:two",))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("expected LOGPATH:PATH:FUNCTION", done.stderr)
 
 
 class Refusals(unittest.TestCase):

@@ -6,7 +6,11 @@ and code are never copied. Python 3 standard library only.
 
   extract.py --repo DIR --rev REV --release NAME --out FILE [--check]
              [--package NAME --repository URL --script PATH... --launcher PATH|GLOB...
-              --log PATH:FUNCTION[:LABEL:PREFIX]...]
+              --log PATH:FUNCTION[:LABEL:PREFIX]... --log-call LOGPATH:PATH:FUNCTION...]
+
+A --log-call records, beside the line LOGPATH's Logger.log prints, how FUNCTION in PATH calls it:
+which argument feeds each parameter, under which conditions, and whether each counter among them
+is moved before or after the call (whether a logged step counts the step just done).
 
 Without --script/--launcher/--log, the package's built-in list is used (neuronx-distributed).
 Refuses (exit 2, nothing written) when a path is missing at that revision or a fact cannot be
@@ -46,6 +50,11 @@ DEFAULTS = {
             f"{LLAMA}/tp_pp_llama_hf_pretrain/run_llama_nxd.py:train_llama:epoch_begin:Epoch {{}}",
             f"{LLAMA}/tp_pp_llama_hf_pretrain/run_llama_nxd.py:train_llama:finished:Training finished",
         ],
+        "log_calls": [
+            f"{LLAMA}/tp_zero1_llama_hf_pretrain/logger.py:"
+            f"{LLAMA}/tp_zero1_llama_hf_pretrain/tp_zero1_llama_hf_pretrain.py:train_llama",
+            f"{LLAMA}/tp_pp_llama_hf_pretrain/logger.py:{LLAMA}/tp_pp_llama_hf_pretrain/run_llama_nxd.py:train_llama",
+        ],
     },
 }
 
@@ -55,6 +64,13 @@ def parse_log_spec(spec):
     if len(parts) not in (2, 4) or not all(parts[:2]):
         raise ExtractError(f"--log {spec!r}: expected PATH:FUNCTION or PATH:FUNCTION:LABEL:PREFIX")
     return parts[0], parts[1], (parts[2] if len(parts) == 4 else None), (parts[3] if len(parts) == 4 else None)
+
+
+def parse_log_call(spec):
+    parts = spec.split(":")
+    if len(parts) != 3 or not all(parts):
+        raise ExtractError(f"--log-call {spec!r}: expected LOGPATH:PATH:FUNCTION")
+    return parts
 
 
 def launcher_paths(src, patterns):
@@ -70,7 +86,7 @@ def launcher_paths(src, patterns):
     return paths
 
 
-def build_record(src, package, repository, release, scripts, launchers, logs):
+def build_record(src, package, repository, release, scripts, launchers, logs, log_calls=()):
     argparse_reader = ArgparseReader(src)
     script_facts = {path: argparse_reader.script(path) for path in scripts}
     launcher_reader = LauncherReader(src, script_facts)
@@ -83,6 +99,14 @@ def build_record(src, package, repository, release, scripts, launchers, logs):
         if key in log_facts:
             raise ExtractError(f"--log {spec!r}: {key} is recorded twice; give each line its own LABEL")
         log_facts[key] = log_reader.log_format(path, function, prefix)
+    for spec in log_calls:
+        log_path, path, function = parse_log_call(spec)
+        fmt = log_facts.get(log_path)
+        if fmt is None:
+            raise ExtractError(f"--log-call {spec!r}: {log_path} is not a recorded --log line")
+        if "call" in fmt:
+            raise ExtractError(f"--log-call {spec!r}: {log_path} already has its call recorded")
+        fmt["call"] = log_reader.log_call(log_path, fmt["function"], path, function)
     return {
         "format": FORMAT,
         "package": package,
@@ -104,28 +128,30 @@ def arguments(argv):
     p.add_argument("--script", action="append", default=[], help="a Python script to record (repeatable)")
     p.add_argument("--launcher", action="append", default=[], help="a launcher .sh or a glob (repeatable)")
     p.add_argument("--log", action="append", default=[], help="PATH:FUNCTION[:LABEL:PREFIX] (repeatable)")
+    p.add_argument("--log-call", action="append", default=[], dest="log_call",
+                   help="LOGPATH:PATH:FUNCTION: how FUNCTION calls LOGPATH's logger (repeatable)")
     return p.parse_args(argv)
 
 
 def resolve_lists(args):
     defaults = DEFAULTS.get(args.package)
-    if not (args.script or args.launcher or args.log):
+    if not (args.script or args.launcher or args.log or args.log_call):
         if defaults is None:
             raise ExtractError(f"no built-in list for package {args.package!r}: give --script/--launcher/--log")
-        return defaults["scripts"], defaults["launchers"], defaults["logs"]
-    return args.script, args.launcher, args.log
+        return defaults["scripts"], defaults["launchers"], defaults["logs"], defaults["log_calls"]
+    return args.script, args.launcher, args.log, args.log_call
 
 
 def main(argv):
     args = arguments(argv)
 
     def build():
-        scripts, launchers, logs = resolve_lists(args)
+        scripts, launchers, logs, log_calls = resolve_lists(args)
         repository = args.repository or DEFAULTS.get(args.package, {}).get("repository")
         if not repository:
             raise ExtractError("--repository is required for a package without built-in defaults")
         src = GitSource(args.repo, args.rev)
-        return build_record(src, args.package, repository, args.release, scripts, launchers, logs)
+        return build_record(src, args.package, repository, args.release, scripts, launchers, logs, log_calls)
 
     return deliver("extract.py", build, args.out, args.check, args.rev)
 

@@ -144,8 +144,10 @@ def _launcher(check, where, launcher, scripts, launchers):
 
 
 def _log_format(check, where, fmt):
-    if not check.keys(where, fmt, ["function", "pieces"]):
+    if not check.keys(where, fmt, ["function", "pieces"], ["call"]):
         return
+    if "call" in fmt:
+        _log_call(check, where + ".call", fmt["call"])
     check.typed(where + ".function", fmt["function"], str, "a string")
     if not check.typed(where + ".pieces", fmt["pieces"], list, "a list"):
         return
@@ -154,6 +156,25 @@ def _log_format(check, where, fmt):
     for i, piece in enumerate(fmt["pieces"]):
         if not isinstance(piece, str):
             check.keys(f"{where}.pieces[{i}]", piece, ["field"], ["spec", "conversion"])
+
+
+def _log_call(check, where, call):
+    if not check.keys(where, call, ["path", "function", "arguments", "when", "counted"]):
+        return
+    for key in ("path", "function"):
+        check.typed(f"{where}.{key}", call[key], str, "a string")
+    if check.typed(where + ".arguments", call["arguments"], dict, "an object"):
+        for name, expr in call["arguments"].items():
+            check.typed(f"{where}.arguments[{name}]", expr, str, "an expression as written")
+    if check.typed(where + ".when", call["when"], list, "a list"):
+        for i, test in enumerate(call["when"]):
+            check.typed(f"{where}.when[{i}]", test, str, "a test as written")
+    if check.typed(where + ".counted", call["counted"], dict, "an object"):
+        for name, moment in call["counted"].items():
+            if moment not in ("before", "after"):
+                check.fail(f"{where}.counted[{name}]", "'before' or 'after' expected")
+            elif name not in call["arguments"].values() if isinstance(call["arguments"], dict) else True:
+                check.fail(f"{where}.counted[{name}]", "not one of the call's arguments")
 
 
 SOURCE = re.compile(r"^[^:\s]+\.(rst|md|txt|py):[0-9]+$")
