@@ -203,6 +203,63 @@ Result<Launcher> launcher_of(const std::string& name, const json& j, const Reade
   return l;
 }
 
+Result<LogPiece> log_piece_of(const json& j, const Reader& r, const std::string& path) {
+  LogPiece p;
+  if (j.is_string()) {
+    p.literal = j.get<std::string>();
+    return p;
+  }
+  auto field = r.string(j, "field", path);
+  if (!field) return std::unexpected(field.error());
+  p.field = std::move(*field);
+  if (j.contains("spec")) {
+    auto spec = r.string(j, "spec", path);
+    if (!spec) return std::unexpected(spec.error());
+    p.spec = std::move(*spec);
+  }
+  return p;
+}
+
+Result<LogCall> log_call_of(const json& j, const Reader& r, const std::string& path) {
+  LogCall c;
+  std::optional<Error> error;
+  const json* when = nullptr;
+  take(r.string(j, "path", path), c.path, error);
+  take(r.string(j, "function", path), c.function, error);
+  take(strings_of(j, "arguments", r, path), c.arguments, error);
+  take(strings_of(j, "counted", r, path), c.counted, error);
+  take(r.typed(j, "when", path, json::value_t::array, "a list"), when, error);
+  if (error) return std::unexpected(*error);
+  for (const auto& test : *when) {
+    if (!test.is_string()) return r.bad(path + ".when", "a list of tests as written");
+    c.when.push_back(test.get<std::string>());
+  }
+  for (const auto& [name, moment] : c.counted)
+    if (moment != "before" && moment != "after")
+      return r.bad(fmt::format("{}.counted[{}]", path, name), "'before' or 'after'");
+  return c;
+}
+
+Result<LogFormat> log_format_of(const std::string& key, const json& j, const Reader& r) {
+  const std::string path = fmt::format("log_formats[{}]", key);
+  LogFormat f;
+  f.key = key;
+  const auto hash = key.find('#');
+  f.path = key.substr(0, hash);
+  f.label = hash == std::string::npos ? "" : key.substr(hash + 1);
+  std::optional<Error> error;
+  const json* pieces = nullptr;
+  take(r.string(j, "function", path), f.function, error);
+  take(r.typed(j, "pieces", path, json::value_t::array, "a list"), pieces, error);
+  if (j.contains("call")) take(log_call_of(j.at("call"), r, path + ".call"), f.call, error);
+  for (std::size_t i = 0; !error && i < pieces->size(); ++i)
+    take(log_piece_of((*pieces)[i], r, fmt::format("{}.pieces[{}]", path, i)), f.pieces.emplace_back(),
+         error);
+  if (error) return std::unexpected(*error);
+  if (f.pieces.empty()) return r.bad(path + ".pieces", "a non-empty list");
+  return f;
+}
+
 Result<void> header_of(const json& j, const Reader& r, Interface& out) {
   auto format = r.typed(j, "format", "record", json::value_t::number_unsigned, "format 1");
   if (!format) return std::unexpected(format.error());
@@ -230,6 +287,13 @@ Result<void> body_of(const json& j, const Reader& r, Interface& out) {
     auto l = launcher_of(name, launcher, r);
     if (!l) return std::unexpected(l.error());
     out.launchers.push_back(std::move(*l));
+  }
+  auto logs = r.typed(j, "log_formats", "record", json::value_t::object, "an object");
+  if (!logs) return std::unexpected(logs.error());
+  for (const auto& [key, format] : (*logs)->items()) {
+    auto f = log_format_of(key, format, r);
+    if (!f) return std::unexpected(f.error());
+    out.log_formats.push_back(std::move(*f));
   }
   return {};
 }

@@ -52,7 +52,13 @@ inline constexpr std::string_view mini_record = R"json({
       "env": {"MALLOC_ARENA_MAX": "64"}, "settings": {"MBS": "1"},
       "conditional_env": [], "conditional_settings": []}
   },
-  "log_formats": {}
+  "log_formats": {
+    "examples/a/logger.py": {"function": "Logger.log", "pieces": ["LOG ", {"field": "step"}, " loss ",
+      {"field": "loss", "spec": ".4f"}], "call": {"path": "examples/a/train.py", "function": "train",
+      "arguments": {"step": "global_step", "loss": "loss"}, "when": ["global_step % 2 == 0"],
+      "counted": {"global_step": "before"}}},
+    "examples/a/train.py#finished": {"function": "train", "pieces": ["Done"]}
+  }
 })json";
 
 }  // namespace trnslurm::upstream::test

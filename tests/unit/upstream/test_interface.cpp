@@ -115,6 +115,40 @@ TEST_CASE("interface: launchers as recorded") {
   CHECK(i.launcher("examples/a/other.sh") == nullptr);
 }
 
+TEST_CASE("interface: progress line formats and how the trainer calls the logger") {
+  const Interface i = mini();
+  REQUIRE(i.log_formats.size() == 2);
+  const LogFormat& log = i.log_formats[0];
+  CHECK(log.key == "examples/a/logger.py");
+  CHECK(log.path == "examples/a/logger.py");
+  CHECK(log.label.empty());
+  REQUIRE(log.pieces.size() == 4);
+  CHECK(log.pieces[0].literal == "LOG ");
+  CHECK_FALSE(log.pieces[0].field);
+  CHECK(log.pieces[3].field == "loss");
+  CHECK(log.pieces[3].spec == ".4f");
+  REQUIRE(log.call);
+  CHECK(log.call->arguments.at("step") == "global_step");
+  CHECK(log.call->counted.at("global_step") == "before");
+  CHECK(log.call->when == std::vector<std::string>{"global_step % 2 == 0"});
+  CHECK(i.log_formats[1].label == "finished");
+  CHECK(i.log_formats[1].path == "examples/a/train.py");
+  CHECK_FALSE(i.log_formats[1].call);
+}
+
+TEST_CASE("interface: a malformed progress line format is refused") {
+  auto moment =
+      parse_interface(mini_with(R"("global_step": "before")", R"("global_step": "soon")"), "m.json");
+  REQUIRE_FALSE(moment);
+  CHECK(moment.error().where == "m.json: log_formats[examples/a/logger.py].call.counted[global_step]");
+  auto empty = parse_interface(mini_with(R"("pieces": ["Done"])", R"("pieces": [])"), "m.json");
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().where == "m.json: log_formats[examples/a/train.py#finished].pieces");
+  auto field = parse_interface(mini_with(R"({"field": "step"})", R"({"spec": "d"})"), "m.json");
+  REQUIRE_FALSE(field);
+  CHECK(field.error().what == "missing 'field'");
+}
+
 TEST_CASE("interface: a malformed record is refused with where in the JSON") {
   auto not_json = parse_interface("{\"format\": 1,", "bad.json");
   REQUIRE_FALSE(not_json.has_value());

@@ -65,6 +65,31 @@ struct Launcher {
   std::map<std::string, std::string, std::less<>> settings;  // NAME=VALUE and : ${NAME:=VALUE}
 };
 
+// A progress line a trainer prints (the record's log_formats): literal pieces and fields, in order.
+struct LogPiece {
+  std::string literal;               // the text, when not a field
+  std::optional<std::string> field;  // the expression printed, as written upstream
+  std::string spec;                  // its format spec (".4f"), empty without one
+};
+// How the trainer calls a logging method: the argument for each parameter, the tests around the
+// call (outermost first), and for each counter among the arguments whether it moves "before" or
+// "after" the call (whether the value logged counts the step just done).
+struct LogCall {
+  std::string path;
+  std::string function;
+  std::map<std::string, std::string, std::less<>> arguments;
+  std::vector<std::string> when;
+  std::map<std::string, std::string, std::less<>> counted;
+};
+struct LogFormat {
+  std::string key;       // "<path>" for a Logger.log line, "<path>#<label>" for the others
+  std::string path;      // the upstream file that prints it
+  std::string label;     // "" for a Logger.log line, else epoch_begin, epoch_end, finished...
+  std::string function;  // Logger.log, train_llama
+  std::vector<LogPiece> pieces;
+  std::optional<LogCall> call;
+};
+
 struct Interface {
   std::string package;  // neuronx-distributed
   std::string release;  // 2.29
@@ -73,6 +98,7 @@ struct Interface {
   std::string source;  // where the record was read from (a file name, or "bundled:...")
   std::vector<ScriptInterface> scripts;
   std::vector<Launcher> launchers;
+  std::vector<LogFormat> log_formats;  // by key
 
   // The script whose upstream path is `path` or ends with "/" + `path` (a path relative to a
   // scripts directory, e.g. "tp_zero1_llama_hf_pretrain/tp_zero1_llama_hf_pretrain.py"). An

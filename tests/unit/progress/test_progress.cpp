@@ -1,0 +1,188 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "../fixtures.hpp"
+#include "trnslurm/progress/progress.hpp"
+
+using namespace trnslurm;
+
+namespace {
+void append(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::app);
+  out << text;
+}
+
+// run_llama_nxd's line for the step-th optimizer step (it prints step - 1).
+std::string pp_line(std::uint64_t step, double loss, double seq_per_second = 16) {
+  return fmt::format("step {} step_time 0.5s throughput {} seq/s step loss {} grad norm 1.0\n", step - 1,
+                     seq_per_second, loss);
+}
+
+ProgressLine step_line(std::uint64_t step, double loss, double seq_per_second = 16) {
+  ProgressLine l;
+  l.step = step;
+  l.loss = loss;
+  l.seq_per_second = seq_per_second;
+  return l;
+}
+
+ProgressInputs inputs() {
+  ProgressInputs in;
+  in.total_steps = 100;
+  in.gbs = 8;
+  in.seq_len = 32;
+  in.nodes = 2;
+  in.running = true;
+  in.now = 1000;
+  return in;
+}
+}  // namespace
+
+TEST_CASE("progress: step, percent, throughput per node, ETA from the measured rate") {
+  LogProgress p;
+  for (std::uint64_t s = 1; s <= 10; ++s) add_line(p, step_line(s, 10.0 - static_cast<double>(s) * 0.5), 990);
+  auto in = inputs();
+  in.estimate_tokens_per_second_per_node = 512;
+  const auto s = summarize(p, in);
+  CHECK(s.step == 10u);
+  CHECK(*s.percent == Approx(10.0));
+  CHECK(*s.loss == Approx(5.0));
+  CHECK(s.loss_trend == LossTrend::falling);
+  CHECK(*s.tokens_per_second == Approx(16.0 * 32));
+  CHECK(*s.tokens_per_second_per_node == Approx(16.0 * 32 / 2));
+  CHECK(*s.seconds_per_step == Approx(0.5));  // 8 sequences a step at 16 a second
+  CHECK(s.eta_seconds == 45);                 // 90 steps left
+  CHECK(*s.measured_vs_estimate == Approx(0.5));
+  CHECK(s.seconds_since_step == 10);
+  CHECK_FALSE(s.stalled);
+}
+
+TEST_CASE("progress: a trend needs a few lines, and says rising and flat too") {
+  LogProgress p;
+  add_line(p, step_line(1, 3), 1);
+  add_line(p, step_line(2, 2), 1);
+  CHECK(summarize(p, inputs()).loss_trend == LossTrend::unknown);
+  LogProgress up;
+  for (std::uint64_t s = 1; s <= 6; ++s) add_line(up, step_line(s, static_cast<double>(s)), 1);
+  CHECK(summarize(up, inputs()).loss_trend == LossTrend::rising);
+  LogProgress flat;
+  for (std::uint64_t s = 1; s <= 6; ++s) add_line(flat, step_line(s, 2.0), 1);
+  CHECK(summarize(flat, inputs()).loss_trend == LossTrend::flat);
+  LogProgress diverged;
+  for (std::uint64_t s = 1; s <= 6; ++s) add_line(diverged, step_line(s, s > 4 ? NAN : 2.0), 1);
+  const auto d = summarize(diverged, inputs());
+  CHECK(d.loss_trend == LossTrend::unknown);
+  CHECK(std::isnan(*d.loss));
+  CHECK(to_json(d)["loss"].is_null());
+}
+
+TEST_CASE("progress: a stalled trainer is flagged after N usual gaps, never before its first step") {
+  LogProgress p;
+  auto in = inputs();
+  in.stall_factor = 10;
+  in.stall_floor_seconds = 0;
+  CHECK_FALSE(summarize(p, in).stalled);  // compiling: no step yet
+  add_line(p, step_line(10, 2), 1000);
+  add_line(p, step_line(20, 2), 1000);  // a line every 10 steps of 0.5 s: a 5 s gap
+  in.now = 1049;
+  CHECK_FALSE(summarize(p, in).stalled);
+  in.now = 1051;
+  CHECK(summarize(p, in).stalled);
+  in.stall_floor_seconds = 300;  // a checkpoint save is no stall
+  CHECK_FALSE(summarize(p, in).stalled);
+  in.running = false;
+  in.stall_floor_seconds = 0;
+  CHECK_FALSE(summarize(p, in).stalled);
+}
+
+TEST_CASE("progress: a restart that goes back to its checkpoint starts a new attempt") {
+  LogProgress p;
+  for (std::uint64_t s = 1; s <= 8; ++s) add_line(p, step_line(s, 5), 1);
+  add_line(p, step_line(6, 4), 2);
+  CHECK(p.steps_back == 1);
+  CHECK(p.recent.size() == 1);
+  CHECK(summarize(p, inputs()).step == 6u);
+  add_line(p, step_line(6, 3.5), 3);  // the same step again: replaced, not doubled
+  CHECK(p.recent.size() == 1);
+  CHECK(p.recent.back().loss == 3.5);
+}
+
+TEST_CASE("progress: finished, and the final figures of an ended chain") {
+  LogProgress p;
+  for (std::uint64_t s = 1; s <= 100; ++s) add_line(p, step_line(s, 1), 1);
+  ProgressLine done;
+  done.kind = LineKind::finished;
+  add_line(p, done, 2);
+  auto in = inputs();
+  in.running = false;
+  in.ended = true;
+  in.checkpoint_step = 100;
+  in.checkpoint_time = 900;
+  in.restarts = 1;
+  const auto s = summarize(p, in);
+  CHECK(s.finished);
+  CHECK(s.step == 100u);
+  CHECK(*s.percent == Approx(100.0));
+  CHECK_FALSE(s.eta_seconds);
+  CHECK_FALSE(s.seconds_since_step);
+  CHECK(s.checkpoint_age_seconds == 100);
+  CHECK(s.restarts == 1);
+  CHECK(p.recent.size() == LogProgress::kept);
+  const auto j = to_json(s);
+  CHECK(j["step"] == 100);
+  CHECK(j["finished"] == true);
+  CHECK(j["eta_seconds"].is_null());
+}
+
+TEST_CASE("progress: a log read a little more on each refresh, kept as JSON between commands") {
+  test::ScratchDir dir;
+  const auto log = dir / "train-7.out";
+  const auto& parser = ProgressParser::bundled();
+  append(log, "Epoch 0\n" + pp_line(1, 5.0) + pp_line(2, 4.5) + "step 2 step_time 0.5s throu");
+  LogProgress p;
+  REQUIRE(update_progress(p, log, parser, false).has_value());
+  CHECK(p.step_lines == 2);
+  CHECK(p.recent.back().step == 2u);
+  CHECK(p.epoch == 0u);
+  CHECK_FALSE(p.from_tail);
+  auto again = log_progress_from_json(nlohmann::json::parse(to_json(p).dump()));
+  REQUIRE(again);
+  append(log, "ghput 16 seq/s step loss 4.0 grad norm 1.0\nTraining finished successfully\n");
+  REQUIRE(update_progress(*again, log, parser, false).has_value());
+  CHECK(again->step_lines == 3);  // the half line, completed, read once
+  CHECK(again->recent.back().step == 3u);
+  CHECK(again->recent.back().loss == 4.0);
+  CHECK(again->finished);
+  CHECK(again->last_step_seen > 0);
+  CHECK_FALSE(log_progress_from_json(nlohmann::json::parse(R"({"version": 99})")));
+  CHECK_FALSE(log_progress_from_json(nlohmann::json::parse(R"([1, 2])")));
+  auto torn = to_json(p);
+  torn["recent"] = "x";
+  CHECK_FALSE(log_progress_from_json(torn));
+}
+
+TEST_CASE("progress: a log never read is read from its tail only; a replaced one starts over") {
+  test::ScratchDir dir;
+  const auto log = dir / "train-7.out";
+  const auto& parser = ProgressParser::bundled();
+  std::string text;
+  for (std::uint64_t s = 1; s <= 1000; ++s) text += pp_line(s, 2.0);
+  append(log, text);
+  LogProgress p;
+  REQUIRE(update_progress(p, log, parser, false, 1000).has_value());
+  CHECK(p.from_tail);
+  CHECK(p.step_lines < 30);  // ~1000 bytes of ~65-byte lines
+  CHECK(p.recent.back().step == 1000u);
+  // Another file at the same path (a new job's log written over it): read from its own start.
+  std::filesystem::remove(log);
+  append(log, pp_line(1, 9.0));
+  REQUIRE(update_progress(p, log, parser, false, 1000).has_value());
+  CHECK(p.recent.size() == 1);
+  CHECK(p.recent.back().loss == 9.0);
+  CHECK(p.steps_back == 0);
+}
