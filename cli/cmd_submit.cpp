@@ -21,6 +21,7 @@
 #include "recipe_options.hpp"
 #include "trnslurm/chain/chain_recipe.hpp"
 #include "trnslurm/chain/run_dir.hpp"
+#include "trnslurm/chain/upstream_stage.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/util/file.hpp"
 
@@ -155,13 +156,22 @@ int run(const Options& args) {
   Result<ChainSpec> chain = fail("no chain id", "submit");
   for (int attempt = 0; attempt < 5; ++attempt) {
     const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
-    auto inputs = chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id);
+    auto inputs =
+        chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id, {{"backend_dir", backend_dir().string()}});
     if (!inputs) {
       print_error(inputs.error());
       return exit_usage;
     }
     inputs->selection = args.selection;
-    inputs->values["backend_dir"] = backend_dir().string();
+    // Before anything is submitted: a missing script would fail inside a job, hours later. A dry
+    // run only warns, so that scripts can be rendered where the cluster's files are not.
+    if (auto files = check_upstream_files(*recipe, inputs->values); !files) {
+      if (!args.dry_run) {
+        print_error(files.error());
+        return exit_usage;
+      }
+      print_warning(fmt::format("{} ({}); {}", files.error().what, files.error().where, files.error().hint));
+    }
     chain = render_chain(*inputs);
     if (!chain) {
       print_error(chain.error());

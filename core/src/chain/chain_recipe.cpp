@@ -1,19 +1,39 @@
 #include "trnslurm/chain/chain_recipe.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "trnslurm/chain/job_script.hpp"
+#include "trnslurm/chain/upstream_stage.hpp"
 
 namespace trnslurm {
 namespace fs = std::filesystem;
 
 Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& plan,
-                                             std::string chain_id, fs::path run_dir) {
+                                             std::string chain_id, fs::path run_dir,
+                                             const TemplateValues& site) {
   ChainInputs in;
   in.chain_id = std::move(chain_id);
   in.run_dir = std::move(run_dir);
   in.slurm = SlurmSettings{recipe.slurm.partition, recipe.slurm.account, recipe.slurm.qos,
                            recipe.slurm.exclusive, recipe.slurm.sbatch_args};
+
+  auto plan_values = values_from_json(plan, "plan");
+  if (!plan_values) return std::unexpected(plan_values.error());
+  TemplateValues figures;
+  for (const auto& [key, value] : *plan_values) {
+    if (key.find('.') == std::string::npos) figures.emplace(key, value);
+  }
+  in.exports = exports_for(figures);
+  in.values = recipe.values;
+  for (auto& [key, value] : *plan_values) in.values.insert_or_assign(key, std::move(value));
+  for (const auto& [key, value] : site) in.values.insert_or_assign(key, value);
+  if (auto r = render_upstream_paths(recipe, in.values); !r) return std::unexpected(r.error());
+  // What the upstream stages' words are checked with: every value a job script of the chain has.
+  auto check_values = in.values;
+  check_values["chain_id"] = in.chain_id;
+  check_values["run_dir"] = in.run_dir.string();
+  check_values[std::string(newest_checkpoint)] = "";
 
   // Positions of placeholders are counted in the file as written (the resolved text may be
   // re-serialised when overrides were applied).
@@ -27,6 +47,14 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
     s.command = stage.command;
     s.command_origin = string_value_origin(file_text, stage.command_pos.file, stage.command_pos.line,
                                            stage.command_pos.column);
+    if (!stage.script.empty()) {
+      check_values["stage"] = stage.name;
+      auto command = upstream_command(recipe, stage, check_values);
+      if (!command) return std::unexpected(command.error());
+      s.command = std::move(command->command);
+      s.command_origin = TextOrigin{recipe.where(fmt::format("stages.{}.script", stage.name)), 1, 1};
+      s.runtime_values = std::move(command->runtime_values);
+    }
     s.env = stage.env;
     if (stage.name == "train") s.resilience = Resilience{stage.max_restarts, stage.signal_grace};
     // The stages that run the job's TP x PP groups across nodes keep them in one UltraServer.
@@ -36,15 +64,6 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
     in.stages.push_back(std::move(s));
   }
 
-  auto plan_values = values_from_json(plan, "plan");
-  if (!plan_values) return std::unexpected(plan_values.error());
-  TemplateValues figures;
-  for (const auto& [key, value] : *plan_values) {
-    if (key.find('.') == std::string::npos) figures.emplace(key, value);
-  }
-  in.exports = exports_for(figures);
-  in.values = recipe.values;
-  for (auto& [key, value] : *plan_values) in.values.insert_or_assign(key, std::move(value));
   return in;
 }
 

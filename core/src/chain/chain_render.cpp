@@ -34,6 +34,8 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
     const auto& src = *std::find_if(in.stages.begin(), in.stages.end(),
                                     [&](const StageInput& s) { return s.name == stage.name; });
     values["stage"] = stage.name;
+    auto stage_values = values;
+    for (const auto& name : src.runtime_values) stage_values[name] = "";
     ScriptInput script{in.chain_id,
                        stage.name,
                        in.run_dir,
@@ -41,42 +43,15 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        src.command_origin,
                        src.env,
                        fmt::format("stages.{}.env", stage.name),
-                       values,
+                       std::move(stage_values),
                        in.exports,
-                       src.resilience};
+                       src.resilience,
+                       src.runtime_values};
     auto text = render_job_script(script);
     if (!text) return std::unexpected(text.error());
     stage.script = std::move(*text);
   }
   return chain;
-}
-
-TextOrigin string_value_origin(std::string_view toml_text, std::string file, std::uint32_t line,
-                               std::uint32_t column) {
-  TextOrigin origin{std::move(file), line, column};
-  if (line == 0 || column == 0) return origin;
-  // Find the line.
-  std::size_t start = 0;
-  for (std::uint32_t l = 1; l < line; ++l) {
-    const auto nl = toml_text.find('\n', start);
-    if (nl == std::string_view::npos) return origin;
-    start = nl + 1;
-  }
-  const auto end = toml_text.find('\n', start);
-  const auto text =
-      toml_text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-  if (column - 1 > text.size()) return origin;
-  const auto value = text.substr(column - 1);
-  if (value.starts_with("\"\"\"") || value.starts_with("'''")) {
-    // TOML trims a newline right after the opening delimiter.
-    if (value.find_first_not_of(" \t\r", 3) == std::string_view::npos) {
-      return TextOrigin{origin.file, line + 1, 1};
-    }
-    origin.column = column + 3;
-  } else if (value.starts_with('"') || value.starts_with('\'')) {
-    origin.column = column + 1;
-  }
-  return origin;
 }
 
 }  // namespace trnslurm

@@ -85,6 +85,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
                                                            {"TRNSLURM_RUN_DIR", in.run_dir.string()}};
   exports.insert(exports.end(), in.exports.begin(), in.exports.end());
   for (const auto& name : used) {
+    if (std::ranges::find(in.runtime_values, name) != in.runtime_values.end()) continue;
     const auto var = variable_for(name);
     const auto& value = in.values.find(name)->second;
     const auto same =

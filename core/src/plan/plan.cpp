@@ -361,6 +361,7 @@ nlohmann::json to_json(const Plan& p) {
       {"world_size", p.world_size},
       {"dp", p.dp},
       {"grad_accum", p.grad_accum},
+      {"batch_per_dp_rank", p.mbs * p.grad_accum},  // gbs / dp: run_llama_nxd's --train_batch_size
       {"samples_per_rank", p.samples_per_rank},
       {"micro_steps_per_epoch", p.micro_steps_per_epoch},
       {"steps_per_epoch", p.steps_per_epoch},

@@ -13,6 +13,7 @@
 #include "recipe_build.hpp"
 #include "recipe_overrides.hpp"
 #include "recipe_schema.hpp"
+#include "recipe_upstream.hpp"
 #include "trnslurm/util/file.hpp"
 
 namespace trnslurm {
@@ -67,7 +68,11 @@ Result<Recipe> load_recipe_text(std::string_view text, const std::string& source
   }
   auto recipe = build_recipe(root, source_name, std::move(overridden), instances);
   if (!recipe) return recipe;
+  if (auto r = check_upstream_stages(*recipe, text); !r) return std::unexpected(r.error());
   flatten_toml(root, "", recipe->values);
+  // A path placeholder ({{dataset.path}}) stands for the path as resolved, not as written.
+  for (const auto& [key, value] : path_fields(*recipe))
+    if (const auto it = recipe->values.find(key); it != recipe->values.end()) it->second = *value;
   recipe->file_text = std::string(text);
   if (overrides.empty()) {
     recipe->text = std::string(text);

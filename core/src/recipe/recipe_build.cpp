@@ -51,6 +51,7 @@ Result<void> require_keys(const RecipeReader& in) {
 Result<void> read_model(const RecipeReader& in, ModelRecipe& m) {
   in.read_string(m.name, "model", "name");
   in.read_string(m.pretrained, "model", "pretrained");
+  in.read_string(m.config, "model", "config");
   if (auto r = first_error({in.read_uint(m.layers, "model", "layers", 1, 100000),
                             in.read_uint(m.hidden, "model", "hidden", 1, 1u << 24),
                             in.read_uint(m.heads, "model", "heads", 1, 1u << 16),
@@ -118,6 +119,10 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   in.read_bool(recipe.slurm.exclusive, "slurm", "exclusive");
   if (const auto* args = in.find("slurm", "sbatch_args"))
     for (const auto& a : *args->as_array()) recipe.slurm.sbatch_args.emplace_back(a.as_string()->get());
+  in.read_string(recipe.upstream.package, "upstream", "package");
+  in.read_string(recipe.upstream.release, "upstream", "release");
+  in.read_string(recipe.upstream.root, "upstream", "root");
+  in.read_string(recipe.upstream.venv, "upstream", "venv");
   in.read_string(recipe.slurm.ultraserver_placement, "slurm", "ultraserver_placement");
   if (const auto* features = in.find("slurm", "ultraserver_features"))
     for (const auto& f : *features->as_array())
@@ -128,14 +133,8 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
 // Relative paths written in the recipe are relative to the recipe's directory; those given on
 // the command line, to the current directory. Jobs get absolute paths whatever their cwd.
 void resolve_paths(Recipe& recipe, const std::string& file) {
-  for (auto [key, value] : std::initializer_list<std::pair<const char*, std::string*>>{
-           {"dataset.path", &recipe.dataset.path},
-           {"model.pretrained", &recipe.model.pretrained},
-           {"checkpoint.dir", &recipe.checkpoint.dir},
-           {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
-           {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
-           {"run.runs_dir", &recipe.run.runs_dir}}) {
-    const auto it = recipe.positions.find(key);
+  for (auto [key, value] : path_fields(recipe)) {
+    const auto it = recipe.positions.find(std::string(key));
     const bool from_command_line = it != recipe.positions.end() && it->second.line == 0;
     *value = path_from(
         from_command_line ? std::filesystem::path{} : std::filesystem::path(file).parent_path(), *value);
@@ -227,6 +226,27 @@ Result<void> check_dataset_and_run(const Recipe& recipe) {
   return {};
 }
 
+// How a stage's upstream script is started: torchrun on every node for the stages that run on
+// the job's nodes, python3 on the first node for the converters, unless `launch` says otherwise.
+Result<void> read_launch(const RecipeReader& in, StageRecipe& stage, const std::string& section) {
+  stage.launch = (stage.name == "precompile" || stage.name == "train") ? Launch::torchrun : Launch::python;
+  std::string launch;
+  in.read_string(launch, section, "launch");
+  if (launch.empty()) return {};
+  if (launch == "torchrun") {
+    stage.launch = Launch::torchrun;
+  } else if (launch == "python") {
+    stage.launch = Launch::python;
+  } else {
+    SourcePos where{in.file(), 0, 0};
+    if (const auto* node = in.find(section, "launch")) where = in.pos(*node, section + ".launch");
+    return fail(fmt::format("unknown launch '{}'", launch), to_string(where),
+                "use launch = \"torchrun\" (every node, the cores of a node as workers) or \"python\" "
+                "(python3 on the job's first node)");
+  }
+  return {};
+}
+
 // One [stages.<name>]: its values, then its checks against the cluster.
 Result<void> read_stage(const RecipeReader& in, Recipe& recipe, StageRecipe& stage,
                         std::string_view stage_name) {
@@ -240,6 +260,10 @@ Result<void> read_stage(const RecipeReader& in, Recipe& recipe, StageRecipe& sta
   in.read_bool(stage.enabled, section, "enabled");
   in.read_string(stage.time, section, "time");
   in.read_string(stage.command, section, "command");
+  in.read_string(stage.script, section, "script");
+  in.read_string(stage.args_text, section, "args");
+  in.read_string(stage.compile_args_text, section, "compile_args");
+  if (auto r = read_launch(in, stage, section); !r) return r;
   if (auto r = in.read_uint(stage.nodes, section, "nodes", 1, 100000); !r) return r;
   for (const auto& k : stage_key_specs()) in.remember(recipe.positions, section, k.key);
   // Resilience (docs/resilience.md) is the train stage's: the others are short and restartable
@@ -275,17 +299,32 @@ Result<void> read_stage(const RecipeReader& in, Recipe& recipe, StageRecipe& sta
                 at(section + ".nodes"),
                 "the plan is computed for cluster.nodes: remove the stage's nodes and set cluster.nodes "
                 "(or --nodes)");
-  if (stage.enabled && stage.command.find_first_not_of(" \t\r\n") == std::string::npos)
+  // A precompile stage without a command may be derived from the train stage's script: decided
+  // once every stage is read (recipe_upstream).
+  if (stage.enabled && stage.script.empty() && name != "precompile" &&
+      stage.command.find_first_not_of(" \t\r\n") == std::string::npos)
     return fail(fmt::format("stage {} is enabled but has no command", name),
                 table != nullptr ? to_string(stage.command_pos) : file,
-                fmt::format("set command under [{}], or enabled = false", section));
+                fmt::format("set command (or script) under [{}], or enabled = false", section));
   return {};
 }
 
 }  // namespace
 
+std::vector<std::pair<std::string_view, std::string*>> path_fields(Recipe& recipe) {
+  return {{"dataset.path", &recipe.dataset.path},
+          {"model.pretrained", &recipe.model.pretrained},
+          {"model.config", &recipe.model.config},
+          {"upstream.root", &recipe.upstream.root},
+          {"upstream.venv", &recipe.upstream.venv},
+          {"checkpoint.dir", &recipe.checkpoint.dir},
+          {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
+          {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
+          {"run.runs_dir", &recipe.run.runs_dir}};
+}
+
 std::string path_from(const std::filesystem::path& base_dir, const std::string& value) {
-  if (value.empty() || value.find("://") != std::string::npos) return value;
+  if (value.empty() || value.find("://") != std::string::npos || value.starts_with("{{")) return value;
   const std::filesystem::path given(value);
   if (given.is_absolute()) return value;
   std::error_code ec;

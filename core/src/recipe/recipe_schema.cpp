@@ -20,7 +20,8 @@ const std::vector<SectionSpec>& section_specs() {
         {"ffn_hidden", integer},
         {"vocab", integer},
         {"seq_len", integer},
-        {"pretrained", string}}},
+        {"pretrained", string},
+        {"config", string}}},
       {"cluster", {{"instance", string}, {"nodes", integer}, {"lnc", integer}, {"cores_per_node", integer}}},
       {"train",
        {{"tp", integer},
@@ -44,6 +45,7 @@ const std::vector<SectionSpec>& section_specs() {
         {"sbatch_args", strings},
         {"ultraserver_placement", string},
         {"ultraserver_features", strings}}},
+      {"upstream", {{"package", string}, {"release", string}, {"root", string}, {"venv", string}}},
   };
   return specs;
 }
@@ -52,6 +54,7 @@ const std::vector<KeySpec>& stage_key_specs() {
   using enum ValueKind;
   static const std::vector<KeySpec> keys{
       {"enabled", boolean}, {"nodes", integer},        {"time", string},         {"command", string},
+      {"script", string},   {"launch", string},        {"args", string},         {"compile_args", string},
       {"env", env},         {"max_restarts", integer}, {"signal_grace", integer}};
   return keys;
 }

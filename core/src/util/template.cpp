@@ -249,4 +249,32 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
   return out;
 }
 
+TextOrigin string_value_origin(std::string_view toml_text, std::string file, std::uint32_t line,
+                               std::uint32_t column) {
+  TextOrigin origin{std::move(file), line, column};
+  if (line == 0 || column == 0) return origin;
+  // Find the line.
+  std::size_t start = 0;
+  for (std::uint32_t l = 1; l < line; ++l) {
+    const auto nl = toml_text.find('\n', start);
+    if (nl == std::string_view::npos) return origin;
+    start = nl + 1;
+  }
+  const auto end = toml_text.find('\n', start);
+  const auto text =
+      toml_text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  if (column - 1 > text.size()) return origin;
+  const auto value = text.substr(column - 1);
+  if (value.starts_with("\"\"\"") || value.starts_with("'''")) {
+    // TOML trims a newline right after the opening delimiter.
+    if (value.find_first_not_of(" \t\r", 3) == std::string_view::npos) {
+      return TextOrigin{origin.file, line + 1, 1};
+    }
+    origin.column = column + 3;
+  } else if (value.starts_with('"') || value.starts_with('\'')) {
+    origin.column = column + 1;
+  }
+  return origin;
+}
+
 }  // namespace trnslurm

@@ -27,9 +27,9 @@ std::pair<Plan, ChainInputs> inputs_for(const std::string& text) {
   REQUIRE(recipe);
   auto plan = make_plan(*recipe, given(1000));
   REQUIRE(plan);
-  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x");
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x",
+                                     {{"backend_dir", "/opt/trnslurm/cpu"}});
   REQUIRE(in);
-  in->values["backend_dir"] = "/opt/trnslurm/cpu";
   return {std::move(*plan), std::move(*in)};
 }
 }  // namespace
@@ -51,22 +51,56 @@ TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the pl
         std::string::npos);
   CHECK(train.find("export TRNSLURM_GRAD_ACCUM='" + std::to_string(plan.grad_accum) + "'") !=
         std::string::npos);
-  // Inside the single-quoted `bash -c '...'` the placeholder is a reference the inner shell expands.
-  CHECK(train.find("--total_steps \"${TRNSLURM_TOTAL_STEPS}\"") != std::string::npos);
-  CHECK(train.find("export TRNSLURM_BACKEND_DIR='/opt/trnslurm/cpu'") != std::string::npos);
+  // The upstream script's own flags, each value a quoted reference to its export.
+  CHECK(train.find("--max_steps \"${TRNSLURM_TOTAL_STEPS}\"") != std::string::npos);
+  CHECK(train.find("--grad_accum_usteps \"${TRNSLURM_GRAD_ACCUM}\"") != std::string::npos);
+  // upstream.root with {{backend_dir}} rendered, the venv first on PATH.
+  CHECK(train.find("export TRNSLURM_UPSTREAM_ROOT='/opt/trnslurm/cpu/neuronx-distributed'") !=
+        std::string::npos);
+  CHECK(train.find("export PATH=\"${TRNSLURM_UPSTREAM_VENV}\"/bin:\"$PATH\"") != std::string::npos);
+  CHECK(train.find("exec torchrun --nnodes \"$TRNSLURM_NNODES\"") != std::string::npos);
+  // convert_back finds the newest checkpoint itself: not exported as a value.
+  const auto& back = chain->stages[3].script;
+  CHECK(back.find("export TRNSLURM_NEWEST_CHECKPOINT=\"${TRNSLURM_CHECKPOINT_DIR}\"/step_\"$newest\"") !=
+        std::string::npos);
+  CHECK(back.find("export TRNSLURM_NEWEST_CHECKPOINT='") == std::string::npos);
+  CHECK(back.find("--input_dir \"${TRNSLURM_NEWEST_CHECKPOINT}\"/model") != std::string::npos);
   CHECK(chain->stages[0].time == "00:05:00");
 }
 
 TEST_CASE("chain_recipe: an unknown placeholder is reported at the recipe's line and column") {
   auto text = tiny_recipe();
-  const auto at = text.find("/usr/bin/python3 \"{{backend_dir}}/convert_back.py");
+  const std::string word = "--output_dir {{export_dir}}";
+  const auto at = text.find(word);
   REQUIRE(at != std::string::npos);
-  text.insert(at, "run {{no_such_key}}\n");
-  const auto in = inputs_for(text).second;
-  auto chain = render_chain(in);
-  REQUIRE_FALSE(chain);
+  text.replace(at, word.size(), "--output_dir x/{{no_such_key}}");
+  auto recipe = load_recipe_text(text, "tiny.toml");
+  REQUIRE(recipe);
+  auto plan = make_plan(*recipe, given(1000));
+  REQUIRE(plan);
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "id", "/runs/x", {{"backend_dir", "/b"}});
+  REQUIRE_FALSE(in);
   const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-  CHECK(chain.error().where == "tiny.toml:" + std::to_string(line) + ":5");
+  const auto column = at - text.rfind('\n', at) + 13 + 2;  // after "--output_dir x/"
+  CHECK(in.error().where == "tiny.toml:" + std::to_string(line) + ":" + std::to_string(column));
+  CHECK_THAT(in.error().what, Catch::Contains("no_such_key"));
+}
+
+TEST_CASE("chain_recipe: a rendered value the upstream flag would misread is refused at its word") {
+  auto text = tiny_recipe();
+  const std::string word = "--batch_size {{mbs}}";
+  const auto at = text.find(word);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, word.size(), "--batch_size {{model.name}}");
+  auto recipe = load_recipe_text(text, "tiny.toml");
+  REQUIRE(recipe);
+  auto plan = make_plan(*recipe, given(1000));
+  REQUIRE(plan);
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "id", "/runs/x", {{"backend_dir", "/b"}});
+  REQUIRE_FALSE(in);
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  CHECK_THAT(in.error().where, Catch::StartsWith("tiny.toml:" + std::to_string(line) + ":"));
+  CHECK_THAT(in.error().what, Catch::Contains("--batch_size gets 'tiny'"));
 }
 
 TEST_CASE("chain_recipe: the plan's UltraServer placement goes to the multi-node stages only") {
@@ -94,9 +128,9 @@ ultraserver_nodes = 2
   auto plan = make_plan(*recipe, given(1000));
   REQUIRE(plan);
   REQUIRE(plan->placement.sbatch_args == std::vector<std::string>{"--constraint=[us1|us2]"});
-  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x");
+  auto in = chain_inputs_from_recipe(*recipe, to_json(*plan), "20261122-010203-0000abcd", "/runs/x",
+                                     {{"backend_dir", "/opt/trnslurm/cpu"}});
   REQUIRE(in);
-  in->values["backend_dir"] = "/opt/trnslurm/cpu";
   auto chain = render_chain(*in);
   REQUIRE(chain);
   for (std::size_t k = 0; k < chain->stages.size(); ++k) {

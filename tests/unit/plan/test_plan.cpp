@@ -156,7 +156,7 @@ TEST_CASE("plan: every bundled recipe loads and plans") {
     auto p = make_plan(*r, rows(10'000'000));
     REQUIRE(p.has_value());
     CHECK(p->total_steps > 0);
-    for (const auto& s : r->stages) CHECK_FALSE(s.command.empty());
+    for (const auto& s : r->stages) CHECK((!s.command.empty() || !s.script.empty()));
   }
   CHECK(find_bundled_recipe("tiny-cpu") != nullptr);
   CHECK(find_bundled_recipe("nope") == nullptr);
@@ -184,7 +184,7 @@ TEST_CASE("plan: refusals say what and suggest the nearest valid values") {
     const Error e = refusal(bundled("llama2-7b-trn1", {{"cluster.nodes", "3", ""}}), 1'000'000);
     CHECK(e.what == "gbs = 1024 is not a multiple of mbs x dp = 1 x 12 = 12");
     CHECK_THAT(e.hint, Catch::StartsWith("use gbs = 1020 or 1032"));
-    CHECK_THAT(e.where, Catch::EndsWith("llama2-7b-trn1.toml:23:7"));
+    CHECK_THAT(e.where, Catch::EndsWith("llama2-7b-trn1.toml:26:7"));
   }
   SECTION("a GBS below MBS x DP suggests the smallest valid one") {
     const Error e = refusal(bundled("llama2-7b-trn1", {{"train.gbs", "8", ""}}), 1'000'000);
@@ -317,7 +317,7 @@ TEST_CASE("plan: every bundled instance type, at each LNC it accepts") {
                                      {{"cluster.instance", "trn1.32xlarge", ""}});
   REQUIRE_FALSE(trn1.has_value());
   CHECK(to_string(trn1.error()) ==
-        "r.toml:19:7: lnc = 2 is not valid on trn1.32xlarge (trn1.32xlarge supports only lnc = 1)");
+        "r.toml:22:7: lnc = 2 is not valid on trn1.32xlarge (trn1.32xlarge supports only lnc = 1)");
 }
 
 TEST_CASE("plan: UltraServer types keep TP x PP groups that span servers in one UltraServer") {
@@ -414,20 +414,24 @@ TEST_CASE("plan: the JSON has every key the contract and the stage templates nam
 }
 
 TEST_CASE("plan: every placeholder of every bundled recipe is a key of the plan JSON") {
-  // Set by the chain itself, not the plan (docs/chain.md): the rest must come from the plan.
-  const std::set<std::string> chain_values{"chain_id", "run_dir", "stage", "backend_dir"};
+  // Set by the chain itself, not the plan (docs/chain.md): the rest must come from the plan or
+  // be a "section.key" of the recipe.
+  const std::set<std::string> chain_values{"chain_id", "run_dir", "stage", "backend_dir",
+                                           "newest_checkpoint"};
   for (const auto& b : bundled_recipes()) {
     INFO(b.name);
     const Recipe r = *load_recipe_text(b.text, std::string(b.name));
     const auto j = to_json(*make_plan(r, rows(10'000'000)));
     for (const auto& s : r.stages) {
-      std::string_view c = s.command;
+      std::string text = s.command;
+      for (const auto& w : s.args) text += " " + w.text;
+      std::string_view c = text;
       for (auto open = c.find("{{"); open != std::string_view::npos; open = c.find("{{", open + 2)) {
         const auto close = c.find("}}", open);
         REQUIRE(close != std::string_view::npos);
         const std::string key(c.substr(open + 2, close - open - 2));
         INFO(key);
-        CHECK((j.contains(key) || chain_values.contains(key)));
+        CHECK((j.contains(key) || chain_values.contains(key) || r.values.contains(key)));
       }
     }
   }

@@ -25,8 +25,9 @@ struct StageInput {
   std::string command;  // template
   TextOrigin command_origin;
   std::map<std::string, std::string> env;
-  std::optional<Resilience> resilience;  // the train stage's (docs/resilience.md)
-  std::vector<std::string> sbatch_args;  // this stage's own: the UltraServer placement of the plan
+  std::optional<Resilience> resilience;     // the train stage's (docs/resilience.md)
+  std::vector<std::string> sbatch_args;     // this stage's own: the UltraServer placement of the plan
+  std::vector<std::string> runtime_values;  // placeholders the job script sets when it runs
 };
 
 // Everything a chain is rendered from: the recipe's stages and Slurm settings, and the
@@ -44,11 +45,5 @@ struct ChainInputs {
 // Renders every enabled, selected stage's script. Refuses a chain with no stage, a stage with 0
 // nodes, and everything render_job_script refuses.
 Result<ChainSpec> render_chain(const ChainInputs& in);
-
-// Where the text of a TOML string value starts, given where the value itself starts (the
-// opening quote, at `line`:`column` of `toml_text`): after """ and the newline TOML trims,
-// or after the quote. Escapes before a placeholder on the first line shift its column.
-TextOrigin string_value_origin(std::string_view toml_text, std::string file, std::uint32_t line,
-                               std::uint32_t column);
 
 }  // namespace trnslurm

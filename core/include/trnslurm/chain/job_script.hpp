@@ -39,6 +39,8 @@ struct ScriptInput {
   std::vector<std::pair<std::string, std::string>> exports;
   // Set for the train stage: the command runs inside the signal/requeue wrapper.
   std::optional<Resilience> resilience;
+  // Placeholders the command sets itself when it runs (newest_checkpoint): not exported.
+  std::vector<std::string> runtime_values;
 };
 
 // A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,

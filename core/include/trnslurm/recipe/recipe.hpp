@@ -27,6 +27,7 @@ struct ModelRecipe {
   std::uint32_t vocab = 0;
   std::uint32_t seq_len = 0;
   std::string pretrained;  // Hugging Face checkpoint the convert stage reads
+  std::string config;      // the model's configuration directory (config.json) the scripts read
 };
 
 struct ClusterRecipe {
@@ -81,14 +82,35 @@ struct SlurmRecipe {
   std::vector<std::string> ultraserver_features;  // names, or prefixes ending in '*'
 };
 
+// The upstream scripts a recipe's stages run (docs/upstream.md): a package and release whose
+// interface record is compiled in, the checkout they are run from, the virtual environment.
+struct UpstreamRecipe {
+  std::string package;  // neuronx-distributed
+  std::string release;  // 2.29
+  std::string root;     // a checkout of the package's repository at the record's commit
+  std::string venv;     // its bin/ goes first on PATH in every stage; "" = PATH as it is
+};
+
+enum class Launch { torchrun, python };
+
 struct StageRecipe {
   std::string name;  // convert, precompile, train, convert_back
   bool enabled = true;
   std::uint32_t nodes = 1;
   std::string time = "01:00:00";
-  std::string command;
+  std::string command;  // a shell command, or empty when the stage runs `script`
   std::map<std::string, std::string> env;
   SourcePos command_pos;
+  // A stage that runs an upstream script: the script's path in the upstream repository, how it
+  // is launched and its arguments, checked against the interface record when the recipe loads.
+  // The precompile stage may leave them out: it then runs the train stage's script and
+  // arguments under neuron_parallel_compile, with `compile_args` in place of the flags they give.
+  std::string script;
+  Launch launch = Launch::python;
+  std::vector<ArgWord> args;
+  std::string args_text;          // `args` as written
+  std::string compile_args_text;  // precompile: `compile_args` as written
+  bool compile_only = false;      // prefixed with neuron_parallel_compile
   // train only (docs/resilience.md): requeues allowed after a signal or node failure, and the
   // seconds before the time limit at which the job is told to checkpoint (0 = no signal).
   std::uint32_t max_restarts = 3;
@@ -107,6 +129,7 @@ struct Recipe {
   EstimateRecipe estimate;
   RunRecipe run;
   SlurmRecipe slurm;
+  UpstreamRecipe upstream;
   std::array<StageRecipe, 4> stages;           // in the order of stage_names
   std::map<std::string, SourcePos> positions;  // "section.key" -> where it was set
   // The instance types the recipe may name: bundled, the site's, and its own [instances.*].

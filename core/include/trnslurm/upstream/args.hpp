@@ -6,18 +6,11 @@
 #include <string_view>
 #include <vector>
 
-#include "trnslurm/recipe/recipe.hpp"
 #include "trnslurm/upstream/interface.hpp"
 #include "trnslurm/util/error.hpp"
+#include "trnslurm/util/source_pos.hpp"
 
 namespace trnslurm::upstream {
-
-// One word of an argument list written in a recipe: its text as the program receives it
-// (quotes removed; placeholders such as {{train.mbs}} kept as written) and where it starts.
-struct ArgWord {
-  std::string text;
-  SourcePos pos;
-};
 
 // The words of an argument list, split the way a shell splits them: blanks and newlines
 // separate, '...' and "..." quote, a backslash quotes the next character, backslash-newline

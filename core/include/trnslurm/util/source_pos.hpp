@@ -12,6 +12,13 @@ struct SourcePos {
   std::uint32_t line = 0;
   std::uint32_t column = 0;
 };
+// One word of an argument list written in a recipe: its text as the program receives it
+// (quotes removed; placeholders such as {{train.mbs}} kept as written) and where it starts.
+struct ArgWord {
+  std::string text;
+  SourcePos pos;
+};
+
 // "file:line:column", or just `file` when there is no line.
 std::string to_string(const SourcePos& pos);
 

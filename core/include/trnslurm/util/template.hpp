@@ -54,4 +54,10 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
                                     const TextOrigin& origin, Substitution how = Substitution::variables,
                                     std::vector<std::string>* used = nullptr);
 
+// Where the text of a TOML string value starts, given where the value itself starts (the
+// opening quote, at `line`:`column` of `toml_text`): after """ and the newline TOML trims,
+// or after the quote. Escapes before a placeholder on the first line shift its column.
+TextOrigin string_value_origin(std::string_view toml_text, std::string file, std::uint32_t line,
+                               std::uint32_t column);
+
 }  // namespace trnslurm
