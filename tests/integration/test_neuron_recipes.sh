@@ -53,7 +53,7 @@ for r in $recipes; do
   fi
   out=$(cat "$r/plan.json")
   total=$(json "j['total_steps']")
-  newest=$(find "$r/ckpt" -mindepth 2 -maxdepth 2 -name done -path '*/step_*' -printf '%h\n' | sed 's|.*/step_||' | sort -n | tail -n 1)
+  newest=$(find "$r/ckpt" -mindepth 2 -maxdepth 2 -name 'done' -path '*/step_*' -printf '%h\n' | sed 's|.*/step_||' | sort -n | tail -n 1)
   expect_eq "$r: newest checkpoint is the plan's last step" "$total" "$newest"
   [ -f "$r/ckpt/pretrained_weight/model/dp_rank_00_tp_rank_01_pp_rank_00.pt" ] ||
     fail "$r: convert did not write the TP shards where --pretrained_weight reads them"
