@@ -8,6 +8,8 @@
 #include "output.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
+#include "trnslurm/recipe/recipe.hpp"
+#include "trnslurm/upstream/interface.hpp"
 #include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
@@ -45,6 +47,20 @@ int run(const Options& o) {
   }
   fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n", out.string(),
              recipe->name);
+  // What its stages run, and where to get it, before a submit refuses for want of it.
+  const auto loaded = load_recipe_text(recipe->text, out.string());
+  if (!loaded || loaded->upstream.package.empty()) return exit_ok;
+  const auto& u = loaded->upstream;
+  if (u.root.starts_with("{{backend_dir}}")) {
+    fmt::print("its stages run trnslurm's CPU stand-ins of {} {}'s scripts (scripts/cpu/README.md)\n",
+               u.package, u.release);
+  } else if (const auto* record = upstream::bundled_interface(u.package, u.release)) {
+    fmt::print(
+        "its stages run {} {}'s scripts: set [upstream] root to a checkout of {} at commit {}\n"
+        "  (git clone {} {} && git -C {} checkout {}), and venv to the Neuron virtual environment\n",
+        u.package, u.release, record->repository, record->commit, record->repository, u.root, u.root,
+        record->commit);
+  }
   return exit_ok;
 }
 

@@ -1,5 +1,7 @@
 # Every bundled recipe plans, renders its whole chain with `submit --dry-run`, and every rendered
-# job script passes shellcheck. No Slurm needed: a dry run submits nothing.
+# job script passes shellcheck. No Slurm needed: a dry run submits nothing. A Neuron recipe whose
+# upstream scripts are not where [upstream] root says: init says what to fetch, the dry run warns,
+# submit refuses with exit 2 before anything is submitted (no sbatch on PATH here: none is run).
 source "$(dirname "$0")/lib.sh"
 cd "$work"
 names=$("$TRNSLURM_BIN" recipes | awk '{print $1}')
@@ -8,10 +10,19 @@ for name in $names; do
   mkdir "$name"
   (
     cd "$name"
-    "$TRNSLURM_BIN" init "$name" >/dev/null
+    "$TRNSLURM_BIN" init "$name" >init.out
     "$TRNSLURM_BIN" plan --samples 2000000 --json >plan.json
-    "$TRNSLURM_BIN" submit --dry-run --samples 2000000 >dry-run.out
+    "$TRNSLURM_BIN" submit --dry-run --samples 2000000 >dry-run.out 2>dry-run.err
   ) || fail "$name: plan or dry run failed"
+  if [ "$name" != tiny-cpu ]; then
+    expect_contains "$name: init names the upstream commit" "at commit fbac349b61a3adbb123c2983835af692840ff62f" \
+      "$(cat "$name/init.out")"
+    expect_contains "$name: the dry run warns of the missing script" "which is not there" "$(cat "$name/dry-run.err")"
+    run submit -r "$name/trnslurm.toml" --samples 2000000 --runs-dir "$work/$name/refused"
+    expect_eq "$name: submit without the upstream scripts exits 2" 2 "$rc"
+    expect_contains "$name: and says where to get them" "clone https://github.com/aws-neuron/neuronx-distributed" "$err"
+    [ ! -e "$work/$name/refused" ] || fail "$name: a refused submit left a runs directory"
+  fi
   scripts=("$name"/runs/*/*.sh)
   expect_eq "$name: rendered stages" 4 "${#scripts[@]}"
   shellcheck -s bash "${scripts[@]}" || fail "$name: shellcheck found problems in the rendered scripts"
