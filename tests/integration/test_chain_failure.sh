@@ -74,5 +74,49 @@ expect_contains "recorded state after cancel" "cancelled" "$("$trn" list | grep 
 expect_eq "nothing left after cancel" "" "$(active_jobs "$c")"
 capture "$trn" status "$c"
 expect_eq "status of a cancelled chain" 1 "$rc"
+
+# The train wrapper (docs/resilience.md). Spies in front of sinfo, squeue and mkdir, on the jobs'
+# PATH (sbatch passes the environment on), log each call with the job's id; mkdir can also send
+# the batch shell USR1, as Slurm may before the wrapper's handler is in place.
+spy=$work/spy
+mkdir -p "$spy"
+for cmd in sinfo squeue mkdir; do
+  # shellcheck disable=SC2016  # expanded by the spy, not here
+  printf '#!/bin/sh\necho "%s ${SLURM_JOB_ID:-}" >>"%s"\n' "$cmd" "$work/spy.log" >"$spy/$cmd"
+  # shellcheck disable=SC2016
+  [ "$cmd" != mkdir ] || printf '[ -z "${TRN_SPY_USR1:-}" ] || kill -USR1 "$PPID"\n' >>"$spy/$cmd"
+  printf 'exec %s "$@"\n' "$(command -v "$cmd")" >>"$spy/$cmd"
+  chmod +x "$spy/$cmd"
+done
+spied_calls() { grep -c "^$1 $2\$" "$work/spy.log" || true; }  # COMMAND JOB
+
+# A failure that is the trainer's own (its srun step exits 3 on both nodes, which keep
+# responding) ends the job at once: one look at the nodes, no polling for a node failure.
+capture env PATH="$spy:$PATH" "$trn" submit --samples 1000 --set 'stages.train.command=srun -N 2 bash -c "exit 3"'
+c=$(chain_of "$out")
+expect_eq "trainer's own failure: chain outcome" 1 "$(wait_chain "$c")"
+train=$(chain_jobs "$c" | awk '$2 ~ /-train$/ {print $1}')
+expect_contains "trainer's own failure: train's state" "FAILED 3:0" "$(scontrol show job "$train" | tr ' ' '\n' | grep -E '^(JobState|ExitCode)=' | cut -d= -f2 | tr '\n' ' ')"
+expect_contains "trainer's own failure: why it was not requeued" "every node of the job responding: not requeued" \
+  "$(cat "runs/$c"/logs/train-*.out)"
+[ "$(spied_calls sinfo "$train")" -le 1 ] || fail "the wrapper asked sinfo $(spied_calls sinfo "$train") times after the trainer failed"
+checks=$((checks + 1))
+
+# USR1 before the wrapper's handler exists does not kill the batch shell: handled once the
+# handler is in place (2 minutes left, signal_grace 30: ignored as too early), the chain completes.
+capture env PATH="$spy:$PATH" TRN_SPY_USR1=1 "$trn" submit --samples 1000
+c=$(chain_of "$out")
+expect_eq "USR1 before the trap: chain outcome" 0 "$(wait_chain "$c")"
+train=$(chain_jobs "$c" | awk '$2 ~ /-train$/ {print $1}')
+expect_eq "USR1 before the trap: mkdir sent it" 1 "$(spied_calls mkdir "$train")"
+expect_contains "USR1 before the trap: handled" "USR1 with" "$(cat "runs/$c"/logs/train-*.out)"
+
+# The command's status survives a USR1 handled while it exits: the command signals the batch
+# shell ($$ in its subshell) and exits 0 at once; the job completes.
+capture "$trn" submit --samples 1000 --set 'stages.train.command=kill -USR1 $$; exit 0'
+c=$(chain_of "$out")
+expect_eq "USR1 while the command exits: chain outcome" 0 "$(wait_chain "$c")"
+expect_contains "USR1 while the command exits: handled" "USR1 with" "$(cat "runs/$c"/logs/train-*.out)"
+
 expect_nodes_idle "chain failures"
 finish

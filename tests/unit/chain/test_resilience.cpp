@@ -67,7 +67,9 @@ TEST_CASE("resilience: the wrapped script runs the command in the background and
   REQUIRE(open != std::string::npos);
   CHECK(open < command);
   CHECK(command < close);
-  CHECK(s->find("trap trn_on_usr1 USR1") < open);
+  // USR1 is trapped before the wrapper runs any command (bash's default would end the shell).
+  CHECK(s->find("trap 'trn_usr1=1' USR1") < s->find("mkdir"));
+  CHECK(s->find("trap 'echo \"$?\" >\"$trn_status\"' EXIT\n") < command);
   CHECK(s->find("scontrol requeue \"$SLURM_JOB_ID\"") > close);
   CHECK(s->find("scancel --signal=TERM \"$SLURM_JOB_ID\"") != std::string::npos);
 

@@ -10,6 +10,10 @@
 # trnslurm: wrapper begins
 
 # --- trnslurm resilience (docs/resilience.md): checkpoint on USR1, requeue, resume ---
+# First thing: bash's default for USR1 ends the batch shell, and Slurm may send it before the
+# handler below exists (again as soon as a requeued job starts). Note it and act on it there.
+trn_usr1=
+trap 'trn_usr1=1' USR1
 trn_log="$TRNSLURM_RUN_DIR/logs/train-restarts.jsonl"
 trn_pending="$TRNSLURM_RUN_DIR/logs/.train-requeue"
 trn_restart=${SLURM_RESTART_COUNT:-0}
@@ -64,7 +68,6 @@ trn_time_left() {  # seconds to the time limit (squeue %L), or nothing when ther
   esac
 }
 trn_signalled=
-# shellcheck disable=SC2317  # a trap handler: called indirectly
 trn_on_usr1() {
   local left
   [ -z "$trn_signalled" ] || return 0
@@ -83,7 +86,6 @@ trn_on_usr1() {
   # and gives them 30 s; the trainer stops at the next step and checkpoints.
   scancel --signal=TERM "$SLURM_JOB_ID" || true
 }
-# shellcheck disable=SC2317  # a trap handler: called indirectly
 trn_on_term() {
   # Slurm's SIGTERM: preemption, a cancel, or the end of our own requeue (which wrote its cause).
   trn_signalled=${trn_signalled:-terminated}
@@ -94,8 +96,8 @@ trn_on_term() {
     echo "preempted $trn_restart" >"$trn_pending"
   fi
 }
-trap trn_on_usr1 USR1
-trap trn_on_term TERM
+trn_term=
+trap 'trn_term=1' TERM
 # Our own USR1 at signal_grace before the limit, in case Slurm's does not come (see above).
 trn_left=$(trn_time_left)
 if [ "$TRNSLURM_SIGNAL_GRACE" -gt 0 ] && [ -n "$trn_left" ] && [ "$trn_left" -gt "$TRNSLURM_SIGNAL_GRACE" ]; then
@@ -105,16 +107,42 @@ if [ "$TRNSLURM_SIGNAL_GRACE" -gt 0 ] && [ -n "$trn_left" ] && [ "$trn_left" -gt
   ) &
   trn_timer=$!
 fi
+# The command's exit status, written by its own subshell: a trapped signal interrupts the `wait`
+# in which the command ends (status > 128, not the command's), and bash can then lose the status
+# altogether (seen with bash 5.2 in Slurm's batch shell: the job stayed "Running" after its process
+# was reaped, and waiting for it again hung). A recipe command that sets its own EXIT trap
+# replaces this one; then bash's record counts, when it has one.
+trn_status=$TRNSLURM_RUN_DIR/logs/.train-status
+rm -f "$trn_status"
 (
+trap 'echo "$?" >"$trn_status"' EXIT
 :  # trnslurm: the command
 ) &
 trn_pid=$!
-while :; do
+# The traps only note a signal, which interrupts `wait` (status > 128); it is handled here.
+trn_signals() {
+  if [ -n "$trn_term" ]; then
+    trn_term=
+    trn_on_term
+  fi
+  if [ -n "$trn_usr1" ]; then
+    trn_usr1=
+    trn_on_usr1
+  fi
+}
+trn_rc=0
+while kill -0 "$trn_pid" 2>/dev/null; do
+  trn_signals
   trn_rc=0
   wait "$trn_pid" || trn_rc=$?
-  # A trapped signal interrupts `wait` (status > 128) while the command still runs.
-  kill -0 "$trn_pid" 2>/dev/null || break
 done
+trn_signals
+if [ -s "$trn_status" ]; then
+  read -r trn_rc <"$trn_status"
+elif trn_running=$(jobs -rp) && [[ $'\n'$trn_running$'\n' != *$'\n'$trn_pid$'\n'* ]]; then
+  trn_rc=0
+  wait "$trn_pid" || trn_rc=$?
+fi
 [ -z "${trn_timer:-}" ] || kill "$trn_timer" 2>/dev/null || true
 [ "$trn_rc" = 0 ] && exit 0
 trn_requeue() {  # CAUSE: record it and requeue this job, unless max_restarts is used up
@@ -134,17 +162,29 @@ trn_requeue() {  # CAUSE: record it and requeue this job, unless max_restarts is
 }
 if [ "$trn_signalled" = time-limit ]; then trn_requeue time-limit; fi
 [ -n "$trn_signalled" ] && exit "$trn_rc"
-# The command failed by itself. If a node of the job stopped responding, Slurm will requeue the
-# job once it marks the node DOWN (that ends this script); wait for it, or requeue ourselves.
+# The command failed by itself. Decided once, from Slurm's view of the job: a step of the job
+# still running after the command ended (a node never reported its end: it died) or a node not
+# responding means a node failure, which Slurm answers with a requeue once it marks the node DOWN
+# (that ends this script): wait for it, or requeue ourselves. Otherwise the failure is the
+# trainer's own: end the job now, without keeping its nodes idle.
+trn_sick_nodes() { sinfo -h -N -n "$SLURM_JOB_NODELIST" -o '%t' 2>/dev/null | grep -Eq '\*|down|fail|unk'; }
+trn_live_steps() { squeue -h -s -j "$SLURM_JOB_ID" -o %i 2>/dev/null | grep -E '^[0-9_]+\.[0-9]+$'; }
+if ! trn_live_steps >/dev/null && ! trn_sick_nodes; then
+  echo "trnslurm: the command failed (exit $trn_rc) with every node of the job responding: not requeued" >&2
+  exit "$trn_rc"
+fi
 trn_timeout=$(scontrol show config | sed -n 's/^SlurmdTimeout *= *\([0-9]*\).*/\1/p')
 trn_deadline=$((SECONDS + 3 * ${trn_timeout:-300} + 10))
+echo "trnslurm: the command failed (exit $trn_rc) while a step or a node of the job is unaccounted for: waiting for Slurm" >&2
 while [ $SECONDS -lt $trn_deadline ]; do
-  if sinfo -h -N -n "$SLURM_JOB_NODELIST" -o '%t' | grep -Eq '\*|down|fail|unk'; then
+  if trn_sick_nodes; then
     echo "trnslurm: a node of the job stopped responding: waiting for Slurm to requeue" >&2
     echo "node-failure $trn_restart" >"$trn_pending"
     sleep "$((2 * ${trn_timeout:-300} + 10))"
     trn_requeue node-failure
   fi
+  # The step ended after all, every node answering: the failure was the trainer's own.
+  trn_live_steps >/dev/null || break
   sleep 2
 done
 exit "$trn_rc"
