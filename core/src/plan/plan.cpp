@@ -1,5 +1,5 @@
 // The plan: parallelism, steps and warmup exactly as the neuronx-distributed training loop
-// counts them (trainium-facts.md §4), a memory-fit estimate and a wall-time/cost estimate.
+// counts them as NxD's example trainers do, a memory-fit estimate and a wall-time/cost estimate.
 // Formulas and their sources: docs/plan.md.
 #include "trnslurm/plan/plan.hpp"
 
@@ -238,7 +238,8 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
     p.warmup_steps = p.total_steps;
   }
 
-  // Grouped-query attention under TP (trainium-facts §5: kv heads replicated).
+  // Grouped-query attention under TP (NxD's --kv_replicator / the converter's --kv_size_multiplier: kv heads
+  // replicated).
   if (p.tp > m.kv_heads) {
     if (p.tp % m.kv_heads == 0) {
       p.kv_size_multiplier = p.tp / m.kv_heads;

@@ -58,7 +58,7 @@ TEST_CASE("efa: no probe result is an error the caller turns into unknown") {
 TEST_CASE("efa: the real probe answers (absent on a machine without an EFA device)") {
   const auto p = probe_efa();
   CHECK_FALSE(p.detail.empty());
-  // This machine has libfabric without an EFA device (slurm-lab.md): the efa provider answers -61.
+  // This machine has libfabric without an EFA device: the efa provider answers -61.
   if (fs::exists("/sys/class/infiniband")) return;
   CHECK(p.state == EfaState::absent);
 }

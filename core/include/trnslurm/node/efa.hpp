@@ -16,7 +16,8 @@ struct EfaProbe {
 };
 
 // dlopen()s libfabric.so.1, asks fi_getinfo for the efa provider, and unloads it again. Costs
-// about 0.3 s (slurm-lab.md): call it once per node (slurmd start), never per step or task.
+// about 0.3 s (measured on the development machine): call it once per node (slurmd start), never per step or
+// task.
 EfaProbe probe_efa();
 
 // The probe result kept in a file of its own: "state=present|absent|unknown\ndetail=...\n".

@@ -30,7 +30,7 @@ using Resolver = std::function<Result<std::vector<std::string>>(const std::strin
 //    lookup on every node at every step.
 // 3. Otherwise the resolver's answer for NodeAddr (when it is a name of its own) or the host
 //    name: the first address inside master_net when set (multi-homed hosts map their name to
-//    several interfaces: trainium-facts.md §3), else the first non-loopback one (Debian maps a
+//    several interfaces), else the first non-loopback one (Debian maps a
 //    host's own name to 127.0.1.1, which would send the other nodes to themselves), else the
 //    loopback one.
 // 4. A name that resolves nowhere stays a name, and says so.

@@ -24,7 +24,7 @@ struct DatasetSize {
   std::vector<std::string> warnings;  // from the dataset reader
 };
 
-// Megatron/NeMo mmap datasets: samples per epoch = (tokens - 1) // seq_len (trainium-facts §4).
+// Megatron/NeMo mmap datasets: samples per epoch = (tokens - 1) // seq_len (Megatron-LM's gpt_dataset.py).
 Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t seq_len);
 
 // Samples for the plan from a dataset count: HF and Arrow rows; Megatron (tokens - 1) // seq_len.
