@@ -93,6 +93,38 @@ class SamplerArithmeticTest(unittest.TestCase):
             self.assertEqual(sum(steps), epochs * micro // acc, (n, dp, mbs, acc))
 
 
+class CheckpointTest(unittest.TestCase):
+    def test_everything_reaches_the_disk_before_done(self):
+        # Crash consistency: every file and directory of a checkpoint is fsynced before `done`
+        # exists (a crash must never leave `done` beside data still in the page cache).
+        synced = []
+        real_fsync = os.fsync
+
+        def spy(fd):
+            synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+            real_fsync(fd)
+
+        with tempfile.TemporaryDirectory() as d:
+            ckpt = Path(d).resolve() / "ckpt"
+            tmp = checkpoints.begin(ckpt, 4)
+            sharding.save_shards(TinyLlama(tiny_config()).state_dict(), 2, tmp / "model")
+            (tmp / "optim").mkdir()
+            torch.save({"lr": 1.0}, tmp / "optim" / "optim.pt")
+            torch.save({"step": 4}, tmp / "user_content.pt")
+            os.fsync = spy
+            try:
+                final = checkpoints.commit(ckpt, tmp, 4)
+            finally:
+                os.fsync = real_fsync
+            self.assertEqual(checkpoints.newest(ckpt), (4, final))
+            named = [p.replace("/.step_4.partial", "/step_4") for p in synced]
+            done = named.index(str(final / "done"))
+            wanted = [str(ckpt), str(final)] + [str(p) for p in final.rglob("*") if p.name != "done"]
+            for path in wanted:
+                self.assertIn(path, named[:done], f"{path} not fsynced before done")
+            self.assertIn(str(final), named[done:], "the directory holding done not fsynced after it")
+
+
 class ResumeTest(unittest.TestCase):
     """A run stopped at a checkpoint and resumed ends with the same weights as one that never stopped."""
 
