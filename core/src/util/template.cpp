@@ -7,6 +7,8 @@
 #include <ranges>
 #include <vector>
 
+#include "trnslurm/util/printable.hpp"
+
 namespace trnslurm {
 namespace {
 
@@ -38,6 +40,14 @@ bool is_placeholder_name(std::string_view name) {
     if (!is_name_char(c) && c != '.') return false;
   }
   return name.back() != '.';
+}
+
+// What an arithmetic context may receive: a decimal integer bash reads as written (no leading
+// zero, which bash would read as octal).
+bool is_whole_number(std::string_view v) {
+  if (v.starts_with('-')) v.remove_prefix(1);
+  if (v.empty() || v.size() > 18 || (v.size() > 1 && v.front() == '0')) return false;
+  return std::ranges::all_of(v, [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::string_view trim(std::string_view s) {
@@ -100,6 +110,17 @@ class QuoteTracker {
  public:
   enum class Context { unquoted, single, double_quoted };
 
+  // Inside $(( )) or (( )): bash evaluates the expanded text of a value there as arithmetic,
+  // which expands array subscripts again: a value `a[$(cmd)]` would run cmd, whatever its quotes.
+  // Double quotes and parentheses inside the expression do not end it; a command substitution does.
+  bool in_arithmetic() const {
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
+      if (*it == Frame::arithmetic) return true;
+      if (*it != Frame::double_quoted && *it != Frame::arith_paren) return false;
+    }
+    return false;
+  }
+
   Context context() const {
     switch (stack_.back()) {
       case Frame::single:
@@ -134,7 +155,7 @@ class QuoteTracker {
           stack_.pop_back();
           return 1;
         }
-        return open_substitution(c, next);
+        return open_substitution(text, i);
       case Frame::backtick:
         if (c == '`') {
           stack_.pop_back();
@@ -146,11 +167,31 @@ class QuoteTracker {
           stack_.pop_back();
           return 1;
         }
-        if (c == '(') {
+        if (c == '(' && next != '(') {
           stack_.push_back(Frame::command_sub);
           return 1;
         }
         return unquoted(text, i);
+      case Frame::arithmetic:
+        if (c == ')' && next == ')') {
+          stack_.pop_back();
+          return 2;
+        }
+        [[fallthrough]];
+      case Frame::arith_paren:
+        if (c == '(') {
+          stack_.push_back(Frame::arith_paren);
+          return 1;
+        }
+        if (c == ')') {
+          if (top == Frame::arith_paren) stack_.pop_back();
+          return 1;
+        }
+        if (c == '"') {
+          stack_.push_back(Frame::double_quoted);
+          return 1;
+        }
+        return open_substitution(text, i);
       case Frame::top:
         return unquoted(text, i);
     }
@@ -158,9 +199,15 @@ class QuoteTracker {
   }
 
  private:
-  enum class Frame { top, single, ansi_c, double_quoted, command_sub, backtick, comment };
+  enum class Frame { top, single, ansi_c, double_quoted, command_sub, backtick, comment, arithmetic, arith_paren };
 
-  std::size_t open_substitution(char c, char next) {
+  std::size_t open_substitution(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    if (text.compare(i, 3, "$((") == 0) {
+      stack_.push_back(Frame::arithmetic);
+      return 3;
+    }
     if (c == '$' && next == '(') {
       stack_.push_back(Frame::command_sub);
       return 2;
@@ -189,7 +236,11 @@ class QuoteTracker {
       stack_.push_back(Frame::comment);
       return 1;
     }
-    return open_substitution(c, next);
+    if (c == '(' && next == '(') {  // the (( )) command (a subshell in a subshell is written "( (")
+      stack_.push_back(Frame::arithmetic);
+      return 2;
+    }
+    return open_substitution(text, i);
   }
 
   std::vector<Frame> stack_{Frame::top};
@@ -236,6 +287,14 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
       if (auto q = shell_quote(found->second); !q) {
         return fail(fmt::format("the value of '{}' cannot be put in a job script: {}", name, q.error().what),
                     where_in(text, i, origin), q.error().hint);
+      }
+      if (quotes.in_arithmetic() && !is_whole_number(found->second)) {
+        return fail(fmt::format("'{{{{{}}}}}' is inside an arithmetic expression ($(( )) or (( ))), where bash "
+                                "evaluates its value as code, and its value '{}' is not a whole number",
+                                name, printable(found->second, 200)),
+                    where_in(text, i, origin),
+                    "only whole numbers (digits, an optional '-', no leading zero) may be placed there; "
+                    "compute with the value outside the arithmetic, or set a number");
       }
       const auto var = variable_for(name);
       out +=

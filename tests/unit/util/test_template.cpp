@@ -104,3 +104,28 @@ TEST_CASE("template: shell_word leaves plain words bare and quotes the rest") {
   CHECK(shell_word("$HOME").value() == "'$HOME'");
   CHECK_FALSE(shell_word(std::string("a\0b", 3)));
 }
+
+TEST_CASE("template: inside arithmetic only whole numbers are placed") {
+  // bash evaluates a value inside $(( )) or (( )) as arithmetic, which expands array subscripts
+  // again: `a[$(cmd)]` runs cmd whatever the quotes around the reference.
+  const TemplateValues hostile{{"n", "a[$(touch /tmp/owned)]"}, {"steps", "120"}, {"neg", "-3"}};
+  for (const char* text : {"echo $(( {{n}} + 1 ))", "(( {{n}} > 2 )) && echo", "echo \"$(( {{n}} ))\"",
+                           "echo $(( ({{n}}) * 2 ))", "x=$(( \"{{n}}\" ))", "echo $( (( {{n}} )) && echo)"}) {
+    INFO(text);
+    const auto r = render_template(text, hostile, {"r.toml", 3, 5});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what.find("arithmetic") != std::string::npos);
+    CHECK(r.error().where.starts_with("r.toml:3:"));
+  }
+  // Whole numbers are placed there; leading zeros (octal to bash) are not.
+  CHECK(*render_template("echo $(( {{steps}} / 2 ))", hostile, {}) == "echo $(( \"${TRNSLURM_STEPS}\" / 2 ))");
+  CHECK(render_template("(( {{neg}} < 0 ))", hostile, {}));
+  CHECK_FALSE(render_template("echo $(( {{z}} ))", TemplateValues{{"z", "010"}}, {}));
+  // Outside the arithmetic, before and after it, and as an argument of a command substitution
+  // inside it, any value is placed as usual.
+  CHECK(render_template("echo {{n}} $(( 1 + 1 )) {{n}}", hostile, {}));
+  CHECK(render_template("echo $(( $(wc -c < {{n}}) ))", hostile, {}));
+  CHECK(render_template("( (echo {{n}}) )", hostile, {}));
+  // Raw substitution quotes the whole result elsewhere: no arithmetic check.
+  CHECK(render_template("$(( {{n}} ))", hostile, {}, Substitution::raw));
+}

@@ -49,7 +49,10 @@ std::string variable_for(std::string_view name);
 // Renders `text`: `{{name}}` (spaces inside the braces allowed) is replaced (see Substitution);
 // `\{{` is a literal `{{`. Names are [A-Za-z_][A-Za-z0-9_.]*. An unknown name or an
 // unterminated `{{` is an error at the placeholder's file:line:column. The names used are
-// added to `used` when given.
+// added to `used` when given. Under Substitution::variables a placeholder inside `$(( ))` or
+// `(( ))` must hold a whole number: bash evaluates a value there as arithmetic, which runs the
+// command substitutions of an array subscript (`a[$(cmd)]`) whatever the quotes; any other value
+// is refused at the placeholder's position.
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
                                     const TextOrigin& origin, Substitution how = Substitution::variables,
                                     std::vector<std::string>* used = nullptr);
