@@ -16,6 +16,7 @@
 #include "slurm_lookup.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/task_env.hpp"
+#include "trnslurm/util/printable.hpp"
 #include "trnslurm/util/template.hpp"
 
 namespace trnslurm::cli {
@@ -111,19 +112,22 @@ int run(const Options& a) {
     fmt::print("{}\n", j.dump(2));
     return exit_ok;
   }
-  // Values are printed so that `eval "$(trnslurm env)"` works for any of them.
+  // Values are printed so that `eval "$(trnslurm env)"` works for any of them. A comment ends at
+  // a newline: what goes after `#` is escaped onto its line (a kept value is the user's own, and
+  // a newline in it would make the rest of it a command for that eval).
   for (const auto& v : plan->set) {
     const auto word = shell_word(v.value);
     if (!word) return usage_error(word.error());
     if (a.explain)
-      fmt::print("{}={}  # {}\n", v.name, *word, v.reason);
+      fmt::print("{}={}  # {}\n", v.name, *word, printable(v.reason, 4096));
     else
       fmt::print("{}={}\n", v.name, *word);
   }
   if (a.explain) {
-    for (const auto& v : plan->kept) fmt::print("# kept {}={}: {}\n", v.name, v.value, v.reason);
-    for (const auto& n : plan->notes) fmt::print("# {}\n", n);
-    fmt::print("# site settings: {}\n", site_source);
+    for (const auto& v : plan->kept)
+      fmt::print("# kept {}={}: {}\n", v.name, printable(v.value, 4096), printable(v.reason, 4096));
+    for (const auto& n : plan->notes) fmt::print("# {}\n", printable(n, 4096));
+    fmt::print("# site settings: {}\n", printable(site_source, 4096));
   }
   return exit_ok;
 }
