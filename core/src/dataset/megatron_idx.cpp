@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "dataset_file.hpp"
+#include "trnslurm/util/checked.hpp"
 
 namespace trnslurm::dataset {
 namespace {
@@ -60,6 +61,12 @@ Result<void> each(const ReadOnlyFile& file, std::uint64_t offset, std::uint64_t 
 
 }  // namespace
 
+std::optional<std::uint64_t> token_bytes(std::uint64_t tokens, std::uint8_t dtype_code) {
+  std::uint64_t bytes = 0;
+  if (item_size(dtype_code) == 0 || mul_overflows(tokens, item_size(dtype_code), bytes)) return std::nullopt;
+  return bytes;
+}
+
 Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool verify) {
   auto opened = ReadOnlyFile::open(idx);
   if (!opened) return std::unexpected(opened.error());
@@ -106,7 +113,8 @@ Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool veri
                                   [&](std::uint64_t i, std::int32_t v, std::uint64_t at) -> Result<void> {
                                     if (v < 0)
                                       return error(at, fmt::format("sequence {} has length {}", i, v));
-                                    count.tokens += static_cast<std::uint64_t>(v);  // < 2^31 * 2^60: no wrap
+                                    if (add_overflows(count.tokens, static_cast<std::uint64_t>(v), count.tokens))
+                                      return error(at, "the sequence lengths add up to more than 2^64 tokens");
                                     return {};
                                   });
   if (!sizes) return std::unexpected(sizes.error());
@@ -139,9 +147,10 @@ Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool veri
             lengths.resize(static_cast<std::size_t>(std::min<std::uint64_t>(S - i, slice_entries) * 4));
             if (auto r = file.read(header_size + 4 * i, lengths, "sequence lengths"); !r) return r;
           }
-          expected +=
-              static_cast<std::uint64_t>(load<std::int32_t>(lengths.data() + (i % slice_entries) * 4)) *
-              width;
+          const auto length =
+              static_cast<std::uint64_t>(load<std::int32_t>(lengths.data() + (i % slice_entries) * 4));
+          if (add_overflows(expected, saturating_mul(length, width), expected))
+            return error(at, fmt::format("the sequences before {} hold more than 2^64 bytes", i + 1));
           return {};
         });
     if (!pointers) return std::unexpected(pointers.error());
@@ -168,10 +177,11 @@ Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool veri
   if (ec) {
     count.warnings.push_back(fmt::format("{}: not found or unreadable ({}): only the .idx was counted",
                                          bin.string(), ec.message()));
-  } else if (bin_size != count.tokens * width) {
+  } else if (const auto bytes = token_bytes(count.tokens, count.dtype_code); !bytes || bin_size != *bytes) {
     return std::unexpected(
         Error{fmt::format("the .bin holds {} bytes but the .idx counts {} tokens of {} bytes ({} bytes)",
-                          bin_size, count.tokens, width, count.tokens * width),
+                          bin_size, count.tokens, width,
+                          bytes ? std::to_string(*bytes) : std::string("more than 2^64")),
               where(bin, bin_size), "the .bin and .idx do not belong together: rebuild both"});
   }
   return count;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct MegatronCount {
   std::uint8_t dtype_code = 0;
   std::vector<std::string> warnings;
 };
+
+// The bytes of `tokens` tokens of a dtype code: what the .bin must hold. nullopt for a code that
+// is no token type, or when it does not fit in 64 bits (int64 tokens counted by an .idx of
+// ~12 GiB can claim that much; without the check the product wrapped and a small .bin matched).
+std::optional<std::uint64_t> token_bytes(std::uint64_t tokens, std::uint8_t dtype_code);
 
 // idx is the .idx file; its .bin sits beside it with the same prefix.
 Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool verify);

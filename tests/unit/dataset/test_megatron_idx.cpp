@@ -2,6 +2,7 @@
 #include <cstring>
 #include <string>
 
+#include "dataset/megatron_idx.hpp"
 #include "dataset_test_util.hpp"
 #include "trnslurm/dataset/dataset.hpp"
 
@@ -124,4 +125,17 @@ TEST_CASE("megatron: an index without the .idx extension is found by its magic")
   CHECK(c->format == DatasetFormat::megatron);
   CHECK(c->tokens == expected()["megatron_u8"]["tokens"].get<std::uint64_t>());
   CHECK(c->warnings.empty());
+}
+
+TEST_CASE("megatron: the .bin size an .idx implies never wraps") {
+  // int64 tokens: 2^61 of them are 2^64 bytes, which an .idx of about 12 GiB (2^30 sequences of
+  // 2^31 - 1 tokens) can claim; the product wrapped to a small size a .bin could match.
+  using trnslurm::dataset::token_bytes;
+  CHECK(token_bytes(1000, 5) == 8000u);
+  CHECK(token_bytes((std::uint64_t{1} << 61) - 1, 5) == std::uint64_t{0} - 8);
+  CHECK_FALSE(token_bytes(std::uint64_t{1} << 61, 5));
+  CHECK_FALSE(token_bytes((std::uint64_t{1} << 61) + 125, 5));  // wrapped to 1000 bytes before
+  CHECK(token_bytes(std::uint64_t{1} << 63, 1) == std::uint64_t{1} << 63);
+  CHECK_FALSE(token_bytes(std::uint64_t{1} << 63, 3));
+  CHECK_FALSE(token_bytes(10, 6));  // a float dtype: no tokens
 }
