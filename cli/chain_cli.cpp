@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "process.hpp"
+#include "progress_cli.hpp"
 #include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 
@@ -80,7 +81,8 @@ int follow_status(const ChainOptions& options,
   }
 }
 
-std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour) {
+std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour,
+                          const std::optional<ProgressSummary>& progress) {
   std::string out = fmt::format("chain {}{}\n", chain.chain_id,
                                 chain.manifest ? fmt::format("  ({})", chain.manifest->run_dir.string())
                                                : std::string("  (from Slurm alone: no run directory)"));
@@ -96,6 +98,7 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
                        or_dash(s.elapsed), or_dash(s.nodes), or_dash(s.exit_code),
                        s.note.empty() ? "" : "  " + s.note);
   }
+  if (progress) out += format_progress(*progress, colour);
   const auto restarts = chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{};
   const RestartEvent* gave_up = nullptr;
   for (const auto& e : restarts) {
@@ -124,7 +127,8 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
   return out;
 }
 
-std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
+std::string status_json(const LoadedChain& chain, const ChainStatus& status,
+                        const std::optional<ProgressSummary>& progress) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : status.stages) {
     nlohmann::json j{{"stage", s.name},          {"state", s.state},     {"phase", to_string(s.phase)},
@@ -148,9 +152,20 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status) {
     restarts.push_back(std::move(r));
   }
   j["restarts"] = std::move(restarts);
+  j["progress"] = progress_json(progress);
   j["failed_stage"] = status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name)
                                           : nlohmann::json(nullptr);
   return j.dump(2) + "\n";
+}
+
+std::optional<ProgressSummary> refresh_progress(TrainProgress& tracker, const LoadedChain& chain,
+                                                const ChainStatus& status) {
+  auto progress = tracker.refresh(chain, status, static_cast<std::int64_t>(std::time(nullptr)));
+  if (!progress) {
+    print_warning(to_string(progress.error()));
+    return std::nullopt;
+  }
+  return *progress;
 }
 
 void install_interrupt_flag() {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trnslurm/chain/chain_jobs.hpp"
+#include "trnslurm/chain/chain_progress.hpp"
 #include "trnslurm/chain/chain_status.hpp"
 #include "trnslurm/chain/run_dir.hpp"
 
@@ -34,8 +35,15 @@ int follow_status(const ChainOptions& options,
 
 // One line per stage plus a summary line, as `status` prints them; `colour` paints the states
 // and the verdict (cli/colour.hpp decides when).
-std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour = false);
-std::string status_json(const LoadedChain& chain, const ChainStatus& status);
+// With `progress`, the train stage's progress under the stage table (cli/progress_cli.hpp).
+std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour = false,
+                          const std::optional<ProgressSummary>& progress = std::nullopt);
+std::string status_json(const LoadedChain& chain, const ChainStatus& status,
+                        const std::optional<ProgressSummary>& progress = std::nullopt);
+
+// The train stage's progress for this refresh; a problem reading it is a warning, never fatal.
+std::optional<ProgressSummary> refresh_progress(TrainProgress& tracker, const LoadedChain& chain,
+                                                const ChainStatus& status);
 
 // How a SIGINT/SIGTERM/SIGHUP is seen: a flag set by the handler, checked between steps.
 void install_interrupt_flag();

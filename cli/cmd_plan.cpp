@@ -6,6 +6,8 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "recipe_options.hpp"
+#include "trnslurm/chain/chain_progress.hpp"
+#include "trnslurm/chain/run_dir.hpp"
 #include "trnslurm/plan/plan.hpp"
 
 namespace trnslurm::cli {
@@ -32,13 +34,39 @@ struct Options {
   RecipeOptions recipe;
   DatasetOptions dataset;
   bool json = false;
+  std::string from_run;
+  std::string runs_dir;
 };
 
+// The wall time and cost at the rate a run measured, in place of the recipe's estimate.
+Result<void> use_measured_rate(const Options& o, Plan& plan) {
+  const auto runs = o.runs_dir.empty() ? runs_dir_named_by(o.recipe.path) : std::filesystem::path(o.runs_dir);
+  auto run_dir = find_run_dir(runs, o.from_run == "latest" ? std::string() : o.from_run);
+  if (!run_dir) return std::unexpected(run_dir.error());
+  auto rate = measured_rate(*run_dir);
+  if (!rate) return std::unexpected(rate.error());
+  const double price = plan.cost ? plan.cost->price_per_node_hour : 0.0;
+  plan.cost = estimate_cost(plan, rate->tokens_per_second_per_node, price);
+  plan.cost->rate_from =
+      fmt::format("measured by run {} at step {}", run_dir->filename().string(), rate->step);
+  if (rate->figures.seq_len != plan.seq_len || rate->figures.gbs != plan.gbs)
+    plan.warnings.push_back(fmt::format(
+        "run {} trained seq_len {} and gbs {}, this plan {} and {}: its rate per node may not carry over",
+        run_dir->filename().string(), rate->figures.seq_len, rate->figures.gbs, plan.seq_len, plan.gbs));
+  return {};
+}
+
 int run(const Options& o) {
-  const auto planned = load_and_plan(o.recipe, o.dataset);
+  auto planned = load_and_plan(o.recipe, o.dataset);
   if (!planned) {
     print_error(planned.error());
     return exit_usage;
+  }
+  if (!o.from_run.empty()) {
+    if (auto used = use_measured_rate(o, planned->plan); !used) {
+      print_error(used.error());
+      return exit_usage;
+    }
   }
   if (o.json) {
     fmt::print("{}\n", to_json(planned->plan).dump(2));
@@ -56,12 +84,19 @@ Command add_plan(CLI::App& app) {
   add_recipe_options(*sub, opts->recipe);
   sub->add_flag("--json", opts->json, "Print the plan as JSON");
   add_dataset_options(*sub, opts->dataset);
+  sub->add_option(
+      "--from-run", opts->from_run,
+      "Estimate wall time and cost at the throughput chain CHAIN measured ('latest': the newest)");
+  sub->add_option(
+      "--runs-dir", opts->runs_dir,
+      "Where --from-run looks for run directories (default: run.runs_dir of the recipe, else ./runs)");
   sub->footer(
       "Exit codes: 0 planned (warnings on stderr), 2 bad recipe, option or dataset.\n"
       "Examples:\n"
       "  trnslurm plan                            # count the dataset at dataset.path\n"
       "  trnslurm plan --samples 1000000 --nodes 8 --epochs 3\n"
-      "  trnslurm plan -r llama.toml --set train.tp=32 --json | jq .total_steps");
+      "  trnslurm plan -r llama.toml --set train.tp=32 --json | jq .total_steps\n"
+      "  trnslurm plan --from-run latest --epochs 10   # wall time at the rate the newest run measured");
   return {sub, [opts] { return run(*opts); }};
 }
 

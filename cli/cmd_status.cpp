@@ -18,9 +18,11 @@ struct Options {
 };
 
 int run(const Options& o) {
+  TrainProgress tracker;
   return follow_status(o.chain, [&](const LoadedChain& chain, const ChainStatus& status) {
-    const auto text =
-        o.json ? status_json(chain, status) : format_status(chain, status, colour_enabled(stdout));
+    const auto progress = refresh_progress(tracker, chain, status);
+    const auto text = o.json ? status_json(chain, status, progress)
+                             : format_status(chain, status, colour_enabled(stdout), progress);
     fmt::print("{}", text);
     return false;
   });
@@ -32,10 +34,13 @@ Command add_status(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("status", "Show the state of each stage of a chain");
   add_chain_options(*sub, opts->chain);
-  sub->add_flag("--json", opts->json, "Print the status as JSON (stages, states, job ids, logs, verdict)");
+  sub->add_flag("--json", opts->json,
+                "Print the status as JSON (stages, states, job ids, logs, verdict, train progress)");
   sub->footer(
       "Exit code: 0 the chain succeeded, 1 it failed (or was cancelled), 3 it is still pending or running.\n"
       "A stage waiting on a failed one is shown 'blocked: <stage> failed' and cancelled.\n"
+      "Once train runs: step/total, loss and its trend, tokens/s, ETA, last checkpoint, restarts, a stall\n"
+      "(docs/progress.md), read from the trainer's own progress lines.\n"
       "Examples:\n"
       "  trnslurm status                          # the newest chain of ./runs\n"
       "  trnslurm status 20261122-005730-123-9f4f3270 --runs-dir /fsx/runs\n"

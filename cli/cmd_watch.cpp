@@ -28,8 +28,9 @@ int run(const Options& o) {
   const bool colour = colour_enabled(stdout);
   std::string last;
   std::size_t last_lines = 0;
+  TrainProgress tracker;  // the train log is read by what it gained since the last refresh
   return follow_status(o.chain, [&](const LoadedChain& chain, const ChainStatus& status) {
-    const auto text = format_status(chain, status, colour);
+    const auto text = format_status(chain, status, colour, refresh_progress(tracker, chain, status));
     if (tty) {
       // Move up over the previous drawing and clear it.
       if (last_lines > 0) fmt::print("\x1b[{}A\x1b[J", last_lines);

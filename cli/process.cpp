@@ -30,7 +30,10 @@ struct OwnProcessGroup {
 
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv, RunOptions options) {
   if (argv.empty()) return fail("no command to run", "run_process");
-  auto exe = bp::environment::find_executable(argv.front());
+  // A path is run as given (report's /usr/bin/python3); a bare name is looked up in PATH.
+  auto exe = argv.front().find('/') != std::string::npos
+                 ? decltype(bp::environment::find_executable(argv.front()))(argv.front())
+                 : bp::environment::find_executable(argv.front());
   if (exe.empty()) {
     return fail(fmt::format("'{}' not found in PATH", argv.front()), "PATH",
                 "install the Slurm client commands, or run on a node where they are available");

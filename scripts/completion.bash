@@ -7,7 +7,7 @@
 # chain ids from `trnslurm list` (and, when
 # Slurm cannot be asked, from the run directories themselves).
 
-_trnslurm_commands="init recipes instances plan submit status watch logs cancel list env doctor"
+_trnslurm_commands="init recipes instances plan submit status watch logs cancel list report env doctor"
 _trnslurm_stages="convert precompile train convert_back"
 
 # The trnslurm being completed: the word the user typed when it runs, else the one on PATH.
@@ -101,6 +101,10 @@ _trnslurm() {
     mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     return 0
     ;;
+  --from-run)
+    mapfile -t COMPREPLY < <(compgen -W "latest $(_trnslurm_chains "$bin" "${COMP_WORDS[@]:1}")" -- "$cur")
+    return 0
+    ;;
   --runs-dir | --root | --trn-cache)
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -d -- "$cur")
@@ -124,7 +128,7 @@ _trnslurm() {
     # The table's first column, without its heading and the legend after the blank line.
     mapfile -t COMPREPLY < <(compgen -W "$("$bin" instances 2>/dev/null | sed -n '2,/^$/ s/ .*//p')" -- "$cur")
     ;;
-  status | watch | logs | cancel)
+  status | watch | logs | cancel | report)
     mapfile -t COMPREPLY < <(compgen -W "$(_trnslurm_chains "$bin" "${COMP_WORDS[@]:1}")" -- "$cur")
     ;;
   esac

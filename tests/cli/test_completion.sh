@@ -25,8 +25,9 @@ lines() { printf '%s\n' "$@" | sort; }
 run --help
 expect_eq "commands" "$(printf '%s\n' "$out" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p' | sort)" \
   "$(complete_words trnslurm '')"
-expect_eq "12 commands" 12 "$(complete_words trnslurm '' | wc -l)"
+expect_eq "13 commands" 13 "$(complete_words trnslurm '' | wc -l)"
 expect_eq "commands by prefix" "status" "$(complete_words trnslurm st)"
+expect_eq "report by prefix" "report" "$(complete_words trnslurm rep)"
 expect_eq "global options" "$(lines --help --version)" "$(complete_words trnslurm --)"
 
 # Options come from the binary's own --help.

@@ -50,15 +50,14 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
   return static_cast<std::uint64_t>(std::ceil(x));
 }
 
-// "0.42 s", "3.1 min"
+}  // namespace
+
 std::string format_seconds(double s) {
   if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
   if (s >= 60) return fmt::format("{:.1f} min", s / 60);
   if (s >= 1) return fmt::format("{:.3g} s", s);
   return fmt::format("{:.3g} ms", s * 1000);
 }
-
-}  // namespace
 
 std::string format_bytes(std::uint64_t bytes) {
   const double gib = static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 30);
@@ -133,6 +132,20 @@ MemoryEstimate estimate_memory(const ModelRecipe& m, std::uint32_t tp, std::uint
   e.total = add(add(e.weights, e.gradients), add(e.optimizer, e.activations));
   e.capacity = capacity;
   return e;
+}
+
+CostEstimate estimate_cost(const Plan& p, double tokens_per_second_per_node, double price_per_node_hour) {
+  CostEstimate c;
+  c.tokens_per_second_per_node = tokens_per_second_per_node;
+  c.price_per_node_hour = price_per_node_hour;
+  c.tokens = static_cast<double>(p.total_steps) * static_cast<double>(p.gbs) * static_cast<double>(p.seq_len);
+  c.hours = c.tokens / (tokens_per_second_per_node * p.nodes) / 3600.0;
+  c.node_hours = c.hours * p.nodes;
+  if (price_per_node_hour > 0) c.cost = c.node_hours * price_per_node_hour;
+  if (p.step_floor)
+    c.mfu = 6.0 * static_cast<double>(p.memory.parameters) * tokens_per_second_per_node * p.nodes /
+            p.step_floor->peak_flops;
+  return c;
 }
 
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
@@ -307,19 +320,9 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
     }
   }
 
-  const auto& est = recipe.estimate;
-  if (est.tokens_per_second_per_node > 0) {
-    CostEstimate c;
-    c.tokens =
-        static_cast<double>(p.total_steps) * static_cast<double>(p.gbs) * static_cast<double>(p.seq_len);
-    c.hours = c.tokens / (est.tokens_per_second_per_node * p.nodes) / 3600.0;
-    c.node_hours = c.hours * p.nodes;
-    if (est.price_per_node_hour > 0) c.cost = c.node_hours * est.price_per_node_hour;
-    if (p.step_floor)
-      c.mfu = 6.0 * static_cast<double>(p.memory.parameters) * est.tokens_per_second_per_node * p.nodes /
-              p.step_floor->peak_flops;
-    p.cost = c;
-  }
+  if (recipe.estimate.tokens_per_second_per_node > 0)
+    p.cost =
+        estimate_cost(p, recipe.estimate.tokens_per_second_per_node, recipe.estimate.price_per_node_hour);
 
   p.recipe_values = {
       {"model_name", m.name},
@@ -395,8 +398,11 @@ nlohmann::json to_json(const Plan& p) {
                             {"flops_per_step", p.step_floor->flops_per_step},
                             {"peak_flops", p.step_floor->peak_flops}};
   if (p.cost) {
-    j["estimate"] = {
-        {"tokens", p.cost->tokens}, {"hours", p.cost->hours}, {"node_hours", p.cost->node_hours}};
+    j["estimate"] = {{"tokens", p.cost->tokens},
+                     {"hours", p.cost->hours},
+                     {"node_hours", p.cost->node_hours},
+                     {"tokens_per_second_per_node", p.cost->tokens_per_second_per_node},
+                     {"rate_from", p.cost->rate_from}};
     if (p.cost->cost) j["estimate"]["cost"] = *p.cost->cost;
     if (p.cost->mfu) j["estimate"]["mfu"] = *p.cost->mfu;
   }
@@ -460,7 +466,8 @@ std::vector<PlanLine> explain(const Plan& p) {
                     p.placement.ultraserver_nodes, p.placement.why));
   if (p.cost) {
     add("wall_time", format_seconds(p.cost->hours * 3600),
-        fmt::format("{:.3g} tokens / (tokens_per_second_per_node x {} nodes)", p.cost->tokens, p.nodes));
+        fmt::format("{:.3g} tokens / ({:.4g} tokens/s per node ({}) x {} nodes)", p.cost->tokens,
+                    p.cost->tokens_per_second_per_node, p.cost->rate_from, p.nodes));
     if (p.cost->mfu)
       add("mfu", fmt::format("{:.1f} %", *p.cost->mfu * 100),
           "6 x parameters x tokens_per_second_per_node / peak dense BF16 per node");

@@ -210,6 +210,43 @@ ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in) {
   return s;
 }
 
+Result<ProgressSeries> read_series(const std::filesystem::path& log, const ProgressParser& parser,
+                                   std::size_t max_points) {
+  ProgressSeries out;
+  std::uint64_t stride = 1;
+  std::optional<std::uint64_t> previous;
+  const auto read = read_lines(
+      log, 0,
+      [&](std::string_view text) {
+        const auto line = parser.parse(text);
+        if (!line) return;
+        if (line->kind == LineKind::finished) out.finished = true;
+        if (line->kind != LineKind::step || !line->step || !line->loss) return;
+        out.finished = false;
+        if (!previous || *line->step < *previous) ++out.attempts;
+        previous = line->step;
+        const auto index = out.step_lines++;
+        // A new attempt's first line is always kept: the restart shows where it happened.
+        const bool first_of_attempt = out.points.empty() || out.points.back().attempt != out.attempts - 1;
+        if (index % stride != 0 && !first_of_attempt) return;
+        out.points.push_back(
+            {out.attempts - 1, {*line->step, *line->loss, line->learning_rate, line->seq_per_second}});
+        if (out.points.size() > std::max<std::size_t>(max_points, 2)) {
+          std::vector<SeriesPoint> kept;
+          kept.reserve(out.points.size() / 2 + 1);
+          for (std::size_t i = 0; i < out.points.size(); ++i)
+            if (i % 2 == 0 || (i > 0 && out.points[i].attempt != out.points[i - 1].attempt))
+              kept.push_back(out.points[i]);
+          out.points = std::move(kept);
+          stride *= 2;
+        }
+      },
+      LogReadLimits{.final = true});
+  if (!read) return std::unexpected(read.error());
+  out.long_lines = read->long_lines;
+  return out;
+}
+
 nlohmann::json to_json(const ProgressSummary& s) {
   return {{"step", or_null(s.step)},
           {"total_steps", s.total_steps},

@@ -186,3 +186,32 @@ TEST_CASE("progress: a log never read is read from its tail only; a replaced one
   CHECK(p.recent.back().loss == 9.0);
   CHECK(p.steps_back == 0);
 }
+
+TEST_CASE("progress: the whole series for a picture, attempts split where the step goes back") {
+  test::ScratchDir dir;
+  const auto log = dir / "train-7.out";
+  std::string text;
+  for (std::uint64_t s = 1; s <= 10; ++s) text += pp_line(s, 5.0);
+  for (std::uint64_t s = 6; s <= 12; ++s) text += pp_line(s, 4.0);  // resumed from step 5
+  text += "Training finished successfully\n";
+  append(log, text);
+  auto series = read_series(log, ProgressParser::bundled());
+  REQUIRE(series.has_value());
+  CHECK(series->step_lines == 17);
+  CHECK(series->attempts == 2);
+  CHECK(series->finished);
+  REQUIRE(series->points.size() == 17);
+  CHECK(series->points[10].attempt == 1);
+  CHECK(series->points[10].point.step == 6u);
+  // Bounded: past max_points every other one goes, the first line of each attempt stays.
+  auto thin = read_series(log, ProgressParser::bundled(), 4);
+  REQUIRE(thin.has_value());
+  CHECK(thin->points.size() <= 6);
+  CHECK(thin->step_lines == 17);
+  CHECK(std::ranges::count_if(thin->points,
+                              [](const SeriesPoint& p) { return p.attempt == 1 && p.point.step == 6; }) == 1);
+  auto none = read_series(dir / "missing.out", ProgressParser::bundled());
+  REQUIRE(none.has_value());
+  CHECK(none->attempts == 0);
+  CHECK(none->points.empty());
+}

@@ -47,8 +47,11 @@ struct MemoryEstimate {
 };
 
 struct CostEstimate {
-  double tokens = 0;  // tokens trained: total_steps x gbs x seq_len
-  double hours = 0;   // wall time at the recipe's throughput
+  double tokens_per_second_per_node = 0;  // the rate the estimate assumes
+  double price_per_node_hour = 0;         // 0 = no cost
+  std::string rate_from = "recipe";       // "recipe" ([estimate]), or "run <chain>" (measured)
+  double tokens = 0;                      // tokens trained: total_steps x gbs x seq_len
+  double hours = 0;                       // wall time at the recipe's throughput
   double node_hours = 0;
   std::optional<double> cost;  // when the recipe gives price_per_node_hour
   std::optional<double> mfu;   // that throughput against the instance's peak dense BF16
@@ -100,6 +103,9 @@ struct Plan {
   nlohmann::json recipe_values = nlohmann::json::object();
 };
 
+// Wall time, node-hours, cost and MFU of a plan at a throughput (docs/plan.md).
+CostEstimate estimate_cost(const Plan& plan, double tokens_per_second_per_node, double price_per_node_hour);
+
 // The arithmetic of docs/plan.md with the instance's figures from recipe.instances: refuses what the training
 // loop would reject or silently truncate, with the nearest valid values as the hint.
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset);
@@ -121,5 +127,7 @@ std::vector<PlanLine> explain(const Plan& plan);
 
 // "17.2 GiB"
 std::string format_bytes(std::uint64_t bytes);
+// "0.42 s", "3.1 min", "2.5 h"
+std::string format_seconds(double seconds);
 
 }  // namespace trnslurm

@@ -99,6 +99,24 @@ struct ProgressSummary {
 };
 
 ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in);
+
+// Every step line of a log, for a picture (trnslurm report): read whole, in chunks; past
+// `max_points` lines every other one is dropped and then only every 2^k-th kept, so memory stays
+// bounded for a log of any length while the curve keeps its shape. A new attempt starts where the
+// step goes back (a restart resumed from its checkpoint).
+struct SeriesPoint {
+  std::uint32_t attempt = 0;
+  ProgressPoint point;
+};
+struct ProgressSeries {
+  std::vector<SeriesPoint> points;
+  std::uint64_t step_lines = 0;
+  std::uint32_t attempts = 0;  // 0 when no step line was read
+  bool finished = false;
+  std::uint64_t long_lines = 0;
+};
+Result<ProgressSeries> read_series(const std::filesystem::path& log, const ProgressParser& parser,
+                                   std::size_t max_points = 20000);
 nlohmann::json to_json(const ProgressSummary& s);
 
 }  // namespace trnslurm
