@@ -109,14 +109,14 @@ Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool veri
   count.sequences = S;
   count.documents = D - 1;
 
-  auto sizes = each<std::int32_t>(file, header_size, S, "sequence lengths",
-                                  [&](std::uint64_t i, std::int32_t v, std::uint64_t at) -> Result<void> {
-                                    if (v < 0)
-                                      return error(at, fmt::format("sequence {} has length {}", i, v));
-                                    if (add_overflows(count.tokens, static_cast<std::uint64_t>(v), count.tokens))
-                                      return error(at, "the sequence lengths add up to more than 2^64 tokens");
-                                    return {};
-                                  });
+  auto sizes =
+      each<std::int32_t>(file, header_size, S, "sequence lengths",
+                         [&](std::uint64_t i, std::int32_t v, std::uint64_t at) -> Result<void> {
+                           if (v < 0) return error(at, fmt::format("sequence {} has length {}", i, v));
+                           if (add_overflows(count.tokens, static_cast<std::uint64_t>(v), count.tokens))
+                             return error(at, "the sequence lengths add up to more than 2^64 tokens");
+                           return {};
+                         });
   if (!sizes) return std::unexpected(sizes.error());
 
   const std::uint64_t docs_at = header_size + 12 * S;
@@ -178,11 +178,10 @@ Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool veri
     count.warnings.push_back(fmt::format("{}: not found or unreadable ({}): only the .idx was counted",
                                          bin.string(), ec.message()));
   } else if (const auto bytes = token_bytes(count.tokens, count.dtype_code); !bytes || bin_size != *bytes) {
-    return std::unexpected(
-        Error{fmt::format("the .bin holds {} bytes but the .idx counts {} tokens of {} bytes ({} bytes)",
-                          bin_size, count.tokens, width,
-                          bytes ? std::to_string(*bytes) : std::string("more than 2^64")),
-              where(bin, bin_size), "the .bin and .idx do not belong together: rebuild both"});
+    return std::unexpected(Error{
+        fmt::format("the .bin holds {} bytes but the .idx counts {} tokens of {} bytes ({} bytes)", bin_size,
+                    count.tokens, width, bytes ? std::to_string(*bytes) : std::string("more than 2^64")),
+        where(bin, bin_size), "the .bin and .idx do not belong together: rebuild both"});
   }
   return count;
 }

@@ -199,7 +199,17 @@ class QuoteTracker {
   }
 
  private:
-  enum class Frame { top, single, ansi_c, double_quoted, command_sub, backtick, comment, arithmetic, arith_paren };
+  enum class Frame {
+    top,
+    single,
+    ansi_c,
+    double_quoted,
+    command_sub,
+    backtick,
+    comment,
+    arithmetic,
+    arith_paren
+  };
 
   std::size_t open_substitution(std::string_view text, std::size_t i) {
     const char c = text[i];
@@ -289,12 +299,13 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
                     where_in(text, i, origin), q.error().hint);
       }
       if (quotes.in_arithmetic() && !is_whole_number(found->second)) {
-        return fail(fmt::format("'{{{{{}}}}}' is inside an arithmetic expression ($(( )) or (( ))), where bash "
-                                "evaluates its value as code, and its value '{}' is not a whole number",
-                                name, printable(found->second, 200)),
-                    where_in(text, i, origin),
-                    "only whole numbers (digits, an optional '-', no leading zero) may be placed there; "
-                    "compute with the value outside the arithmetic, or set a number");
+        return fail(
+            fmt::format("'{{{{{}}}}}' is inside an arithmetic expression ($(( )) or (( ))), where bash "
+                        "evaluates its value as code, and its value '{}' is not a whole number",
+                        name, printable(found->second, 200)),
+            where_in(text, i, origin),
+            "only whole numbers (digits, an optional '-', no leading zero) may be placed there; "
+            "compute with the value outside the arithmetic, or set a number");
       }
       const auto var = variable_for(name);
       out +=

@@ -118,7 +118,8 @@ TEST_CASE("template: inside arithmetic only whole numbers are placed") {
     CHECK(r.error().where.starts_with("r.toml:3:"));
   }
   // Whole numbers are placed there; leading zeros (octal to bash) are not.
-  CHECK(*render_template("echo $(( {{steps}} / 2 ))", hostile, {}) == "echo $(( \"${TRNSLURM_STEPS}\" / 2 ))");
+  CHECK(*render_template("echo $(( {{steps}} / 2 ))", hostile, {}) ==
+        "echo $(( \"${TRNSLURM_STEPS}\" / 2 ))");
   CHECK(render_template("(( {{neg}} < 0 ))", hostile, {}));
   CHECK_FALSE(render_template("echo $(( {{z}} ))", TemplateValues{{"z", "010"}}, {}));
   // Outside the arithmetic, before and after it, and as an argument of a command substitution
