@@ -105,7 +105,7 @@ TEST_CASE("run_dir: a torn or foreign journal line is skipped") {
   CHECK(m.stages[0].job_id == JobId{7});
 }
 
-TEST_CASE("run_dir: manifest states round-trip by name; an unknown one is refused") {
+TEST_CASE("run_dir: manifest states round-trip by name - an unknown one is refused") {
   for (const auto s : {ManifestState::dry_run, ManifestState::submitting, ManifestState::submitted,
                        ManifestState::rolled_back, ManifestState::cancelled})
     CHECK(parse_manifest_state(to_string(s)) == s);

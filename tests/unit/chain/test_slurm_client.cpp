@@ -67,7 +67,7 @@ TEST_CASE("slurm_client: sbatch returns the id or sbatch's own message") {
   CHECK(e.error().what == "sbatch: error: invalid partition specified: nope");
 }
 
-TEST_CASE("slurm_client: one squeue call; only forgotten ids is not an error") {
+TEST_CASE("slurm_client: one squeue call - only forgotten ids is not an error") {
   Script s;
   CommandSlurmClient c(s.runner());
   s.next = {1, "", "slurm_load_jobs error: Invalid job id specified\n"};

@@ -57,10 +57,7 @@ TEST_CASE("security: root= and state_dir= are plugstack arguments, never user op
 }
 
 TEST_CASE("security: an EFA answer in a user-owned file or directory is not trusted") {
-  if (geteuid() != 0) {
-    SUCCEED("needs root to give the files away");
-    return;
-  }
+  if (test::skip_unless_root("files are given away to another user")) return;
   const test::ScratchDir tmp;
   const auto& dir = tmp.path();
   REQUIRE(write_efa_state(dir, {EfaState::present, "probed"}));
@@ -115,14 +112,27 @@ TEST_CASE("security: the site's instances file is trusted only as root's (or the
   r = read_site_instances((dir / "big.toml").string());
   REQUIRE_FALSE(r);
   CHECK(r.error().what.find("larger than 1 MiB") != std::string::npos);
-  if (geteuid() == 0) {
-    // Someone else's file, or someone else's directory: not trusted.
-    REQUIRE(chown(file.c_str(), 65534, 65534) == 0);
-    CHECK_FALSE(read_site_instances(file.string()));
-    REQUIRE(chown(file.c_str(), 0, 0) == 0);
-    REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);
-    CHECK_FALSE(read_site_instances(file.string()));
-    REQUIRE(chown(dir.c_str(), 0, 0) == 0);
-    REQUIRE(read_site_instances(file.string()));
+}
+
+TEST_CASE(
+    "security: the site's instances file of someone else, or in someone else's directory, is not trusted") {
+  if (test::skip_unless_root("files are given away to another user")) return;
+  const test::ScratchDir tmp;
+  const auto& dir = tmp.path();
+  const auto file = dir / "instances.toml";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("[instances.\"a.b\"]\ntarget = \"cpu\"\n", f);
+    std::fclose(f);
   }
+  fs::permissions(file, fs::perms(0644));
+  REQUIRE(read_site_instances(file.string()));  // trusted as written: the checks below can fail
+  REQUIRE(chown(file.c_str(), 65534, 65534) == 0);
+  CHECK_FALSE(read_site_instances(file.string()));
+  REQUIRE(chown(file.c_str(), 0, 0) == 0);
+  REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);
+  CHECK_FALSE(read_site_instances(file.string()));
+  REQUIRE(chown(dir.c_str(), 0, 0) == 0);
+  REQUIRE(read_site_instances(file.string()));
 }

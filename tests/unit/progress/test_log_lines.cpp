@@ -77,7 +77,7 @@ TEST_CASE("log lines: a line longer than the limit is skipped whole, never cut i
   }
 }
 
-TEST_CASE("log lines: a missing log is empty; a truncated one is read from its start") {
+TEST_CASE("log lines: a missing log is empty - a truncated one is read from its start") {
   test::ScratchDir dir;
   auto none = collect(dir / "missing.out", 0);
   CHECK(none.lines.empty());

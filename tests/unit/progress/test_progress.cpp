@@ -166,7 +166,7 @@ TEST_CASE("progress: a log read a little more on each refresh, kept as JSON betw
   CHECK_FALSE(log_progress_from_json(torn));
 }
 
-TEST_CASE("progress: a log never read is read from its tail only; a replaced one starts over") {
+TEST_CASE("progress: a log never read is read from its tail only - a replaced one starts over") {
   test::ScratchDir dir;
   const auto log = dir / "train-7.out";
   const auto& parser = ProgressParser::bundled();
