@@ -1,11 +1,17 @@
 // The slurmd context: at daemon start, as root, probe libfabric once for this node and leave
 // the answer in a root-owned file that every step reads (docs/plugin.md, "EFA"). Loading
-// libfabric costs about 0.3 s; paid here once per slurmd start, never per srun or per task.
+// libfabric costs about 0.3 s; paid here once per slurmd start, never per srun or per task, and
+// in a child process: libfabric never loads into slurmd itself.
 #include "state.hpp"
 #include "trnslurm/node/efa.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 
 namespace trnslurm::spank {
+
+namespace {
+// slurmd waits this long for the probe at start; a provider that hangs costs no more.
+constexpr std::chrono::milliseconds efa_probe_limit{10'000};
+}  // namespace
 
 int slurmd_init() {
   const auto dir = expand_node_pattern(state().site.state_dir, node_name());
@@ -17,12 +23,12 @@ int slurmd_init() {
     log_info("EFA detection off in plugstack.conf: no probe");
     return 0;
   }
-  const EfaProbe probe = probe_efa();
-  if (auto ok = write_efa_state(*dir, probe); !ok) {
-    log_error("EFA probe result not saved: " + to_string(ok.error()));
+  const auto probe = probe_efa_in_child(*dir, efa_probe_limit);
+  if (!probe) {
+    log_error("EFA probe result not saved: " + to_string(probe.error()));
     return 0;
   }
-  log_info("EFA " + std::string(to_string(probe.state)) + " (" + probe.detail + "), saved in " + *dir +
+  log_info("EFA " + std::string(to_string(probe->state)) + " (" + probe->detail + "), saved in " + *dir +
            "/efa");
   return 0;
 }

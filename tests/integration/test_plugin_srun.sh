@@ -44,6 +44,13 @@ expect_contains "n2 is a trn1n" "of a trn1n.32xlarge" "$(grep 'n2 task' <<<"$out
 # auto leaves FI_* alone and says why; on forces them; off never sets them.
 state=$(cat "$TRNSLURM_CLUSTER_DIR/spool/n1/trnslurm/efa")
 expect_contains "slurmd's EFA probe result" "state=absent" "$state"
+# ... in a child process: libfabric never loaded into slurmd itself (some EFA providers register
+# a fork handler that aborts slurmd's next fork), though it is loadable here (state=absent, not
+# "not loadable").
+for n in n1 n2; do
+  expect_eq "libfabric mapped in slurmd $n" 0 "$(grep -c libfabric "/proc/$(cat "$TRNSLURM_CLUSTER_DIR/run/slurmd-$n.pid")/maps" || true)"
+done
+expect_contains "libfabric is loadable here" "fi_getinfo(prov_name=efa)" "$state"
 fi_vars='echo "${FI_PROVIDER-unset} ${FI_EFA_USE_DEVICE_RDMA-unset} ${FI_EFA_FORK_SAFE-unset}"'
 expect_eq "EFA auto without a provider" "unset unset unset" "$(srun -N 2 bash -c "$fi_vars" | sort -u)"
 msg=$(srun -N 1 --trn-verbose true 2>&1)

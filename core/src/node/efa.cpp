@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <rdma/fabric.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <memory>
 
@@ -87,6 +89,48 @@ EfaProbe probe_efa() {
   if (info) freeinfo(info);
   return {EfaState::absent,
           fmt::format("fi_getinfo(prov_name=efa): {} ({})", rc, strerr ? strerr(-rc) : "no fi_strerror")};
+}
+
+Result<EfaProbe> probe_efa_in_child(const fs::path& dir, std::chrono::milliseconds limit,
+                                    const std::function<EfaProbe()>& probe) {
+  const auto save = [&](EfaProbe answer) -> Result<EfaProbe> {
+    if (auto ok = write_efa_state(dir, answer); !ok) return std::unexpected(ok.error());
+    return answer;
+  };
+  const pid_t pid = fork();
+  if (pid < 0)
+    return save({EfaState::unknown, fmt::format("cannot fork the probe: {}", std::strerror(errno))});
+  if (pid == 0) {
+    int code = 2;
+    try {
+      code = write_efa_state(dir, probe()) ? 0 : 1;
+    } catch (...) {
+    }
+    _exit(code);
+  }
+  // Polled rather than waited for with a timer: no signal handler of the caller's is touched.
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+    usleep(20'000);
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return save(
+        {EfaState::unknown, fmt::format("the probe did not finish within {} ms: killed", limit.count())});
+  }
+  if (done < 0) {
+    // ECHILD: the caller reaps its children itself; the file tells what the child did.
+    if (auto answer = read_efa_state(dir)) return answer;
+    return save({EfaState::unknown, "the probe process left no answer"});
+  }
+  if (WIFSIGNALED(status))
+    return save({EfaState::unknown, fmt::format("the probe process died of signal {} ({})", WTERMSIG(status),
+                                                strsignal(WTERMSIG(status)))});
+  if (WEXITSTATUS(status) != 0)
+    return save({EfaState::unknown, fmt::format("the probe process failed (exit {})", WEXITSTATUS(status))});
+  return read_efa_state(dir);
 }
 
 std::string format_efa_state(const EfaProbe& probe) {

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <filesystem>
@@ -25,11 +27,8 @@ TEST_CASE("efa: the state file round-trips") {
   CHECK(parse_efa_state("state=sideways\n").state == EfaState::unknown);
 }
 
-TEST_CASE("efa: written by root, read back; refused when others can write") {
-  if (geteuid() != 0) {
-    SUCCEED("needs root to own the state directory");
-    return;
-  }
+TEST_CASE("efa: written by root, read back - refused when others can write") {
+  if (test::skip_unless_root("the state directory must be root's")) return;
   const test::ScratchDir tmp;
   const auto dir = tmp / "state";
   REQUIRE(write_efa_state(dir, {EfaState::absent, "fi_getinfo: -61"}));
@@ -61,4 +60,40 @@ TEST_CASE("efa: the real probe answers (absent on a machine without an EFA devic
   // This machine has libfabric without an EFA device: the efa provider answers -61.
   if (fs::exists("/sys/class/infiniband")) return;
   CHECK(p.state == EfaState::absent);
+}
+
+TEST_CASE("efa: the slurmd's probe runs in a child, which writes the answer - a hang or a crash is unknown") {
+  if (test::skip_unless_root("the state directory must be root's")) return;
+  const test::ScratchDir tmp;
+  const auto dir = tmp / "state";
+  const pid_t parent = getpid();
+  // The child's answer, written by the child (the probe runs in another process than ours).
+  auto r = probe_efa_in_child(dir, std::chrono::seconds(10), [parent] {
+    return EfaProbe{EfaState::present, getpid() != parent ? "probed in a child" : "probed in the caller"};
+  });
+  REQUIRE(r);
+  CHECK(r->state == EfaState::present);
+  CHECK(r->detail == "probed in a child");
+  CHECK(read_efa_state(dir)->detail == "probed in a child");
+  // A provider that aborts (a fork handler without copy-on-fork support): unknown, and we live on.
+  r = probe_efa_in_child(dir, std::chrono::seconds(10), []() -> EfaProbe {
+    std::signal(SIGABRT, SIG_DFL);  // not Catch's handler, which would report from the child
+    std::abort();
+  });
+  REQUIRE(r);
+  CHECK(r->state == EfaState::unknown);
+  CHECK(r->detail.find("died of signal 6") != std::string::npos);
+  CHECK(read_efa_state(dir)->state == EfaState::unknown);
+  // One that hangs is killed at the limit.
+  r = probe_efa_in_child(dir, std::chrono::milliseconds(300), []() -> EfaProbe {
+    pause();
+    return {};
+  });
+  REQUIRE(r);
+  CHECK(r->state == EfaState::unknown);
+  CHECK(r->detail == "the probe did not finish within 300 ms: killed");
+  // The real probe, through the child: the same answer as in this process.
+  r = probe_efa_in_child(dir, std::chrono::seconds(30));
+  REQUIRE(r);
+  CHECK(r->state == probe_efa().state);
 }

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "trnslurm/util/error.hpp"
@@ -19,6 +21,16 @@ struct EfaProbe {
 // about 0.3 s (measured on the development machine): call it once per node (slurmd start), never per step or
 // task.
 EfaProbe probe_efa();
+
+// The slurmd's probe, kept out of slurmd: `probe` runs in a forked child, which writes <dir>/efa
+// itself and exits. libfabric never loads into slurmd (some EFA provider releases register a
+// fork handler in fi_getinfo that aborts the next fork without copy-on-fork support, and slurmd
+// forks for every step). A child that has not finished after `limit` is killed; one that dies
+// (such an abort) or is killed leaves the answer "unknown", with why, written here instead.
+// Returns the answer now in <dir>/efa, or why none could be saved. The child only probes,
+// writes and _exit()s: no logging, no exit handlers of the parent.
+Result<EfaProbe> probe_efa_in_child(const std::filesystem::path& dir, std::chrono::milliseconds limit,
+                                    const std::function<EfaProbe()>& probe = probe_efa);
 
 // The probe result kept in a file of its own: "state=present|absent|unknown\ndetail=...\n".
 std::string format_efa_state(const EfaProbe& probe);
