@@ -19,7 +19,7 @@ std::string number(double v) {
 
 std::string format_progress(const ProgressSummary& s, bool colour) {
   const bool final = s.finished || !s.eta_seconds;
-  std::string out = fmt::format("  train {}: ", s.finished ? "final" : "progress");
+  std::string out = fmt::format("  train {}: ", s.finished ? "final" : s.ended ? "stopped" : "progress");
   if (!s.step) {
     out += "no progress line yet";
   } else {

@@ -2,7 +2,8 @@
 # of the Neuron recipes, run by the CPU stand-ins of neuronx-distributed's scripts. The trainer's
 # optimizer steps per epoch and in total equal the plan's, its warmup is the plan's, convert-back
 # exports the newest checkpoint with the model's tensors, and torchrun used the ranks and master
-# address the plugin set.
+# address the plugin set. Mid-train, status shows the trainer's progress; a requeue of the train
+# job shows as a restart in status and in the report.
 source "$(dirname "$0")/lib.sh"
 T=${TRNSLURM_BIN:?}
 py=/usr/bin/python3
@@ -12,10 +13,39 @@ cd "$work"
 "$py" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_nxd_inputs.py" --recipe trnslurm.toml >/dev/null
 # A warmup of several steps, so the trainer's learning-rate peak shows it was honoured.
 "$T" plan --epochs 3 --set train.warmup_steps=5 --json >plan.json
-# An ignored flag of a lenient upstream script fails the stand-in (TRNSLURM_STANDIN_STRICT).
-TRNSLURM_STANDIN_STRICT=1 "$T" submit --epochs 3 --set train.warmup_steps=5 >submit.out
+# An ignored flag of a lenient upstream script fails the stand-in (TRNSLURM_STANDIN_STRICT). A
+# step of at least 0.1 s, so that status sees the training under way.
+TRNSLURM_STANDIN_STRICT=1 TRNSLURM_STANDIN_STEP_DELAY=0.1 "$T" submit --epochs 3 --set train.warmup_steps=5 >submit.out
 run=$(sed -n 's/^run directory //p' submit.out)
 [ -d "$run" ] || fail "no run directory in: $(cat submit.out)"
+total=$("$py" -c 'import json; print(json.load(open("plan.json"))["total_steps"])')
+
+# Mid-train, status reads the trainer's progress lines: a step between 1 and the total, an ETA.
+# Past the first checkpoint the train job is requeued (a restart, as a preemption would), which
+# status counts and the report marks.
+mid="" requeued=""
+for _ in $(seq 1200); do
+  "$T" status --json >mid.json 2>/dev/null || true
+  figures=$("$py" -c '
+import json
+j = json.load(open("mid.json")); p = j["progress"] or {}
+train = [s for s in j["stages"] if s["stage"] == "train"][0]
+print(j["verdict"], p.get("step"), p.get("eta_seconds"), train["job_id"])' 2>/dev/null || echo "unreadable None None None")
+  read -r verdict step eta job <<<"$figures"
+  [ "$verdict" = running ] || [ "$verdict" = unreadable ] || break
+  if [ -z "$mid" ] && [ "$step" != None ] && [ "$step" -ge 1 ] && [ "$step" -lt "$total" ] && [ "$eta" != None ]; then
+    mid="$step $eta"
+  fi
+  if [ -z "$requeued" ] && [ "$step" != None ] && [ "$step" -ge 15 ] && [ "$step" -lt $((total - 20)) ]; then
+    scontrol requeue "$job"
+    requeued=$step
+  fi
+  sleep 0.3
+done
+[ -n "$mid" ] || fail "status --json never showed a step between 1 and $total with an ETA: $(cat mid.json)"
+checks=$((checks + 1))
+[ -n "$requeued" ] || fail "the train job was never requeued mid-train"
+checks=$((checks + 1))
 
 set +e
 timeout 600 "$T" watch >watch.out 2>&1
@@ -25,6 +55,12 @@ expect_eq "watch exit code (0: the chain succeeded); status: $("$T" status 2>&1)
 "$T" status --json >status.json
 expect_eq "stages completed" "COMPLETED COMPLETED COMPLETED COMPLETED" \
   "$("$py" -c 'import json,sys; print(" ".join(s["state"] for s in json.load(open("status.json"))["stages"]))')"
+expect_eq "final progress: the plan's total, finished, a restart" "$total True True" \
+  "$("$py" -c 'import json; p = json.load(open("status.json"))["progress"]; print(p["step"], p["finished"], p["restarts"] >= 1)')"
+"$T" report --json >report.json
+expect_eq "report: the restart marked" "True" "$("$py" -c 'import json; print(json.load(open("report.json"))["restarts"] >= 1)')"
+if [ ! -s "$run/progress.png" ] || [ ! -s "$run/progress.svg" ]; then fail "report drew no PNG and SVG in $run"; fi
+checks=$((checks + 1))
 
 # What the plugin gives a task of a two-node step on this cluster: the rendezvous torchrun must use.
 master=$(srun -N 2 --ntasks-per-node=1 bash -c 'echo "$MASTER_ADDR:$MASTER_PORT"' | sort -u)
@@ -43,7 +79,8 @@ def expect(what, want, got):
         failures.append(f"{what}: expected {want!r}, got {got!r}")
 
 start = next(e for e in log if e["event"] == "start")
-epochs = [e for e in log if e["event"] == "epoch_end"]
+# An epoch cut short by the requeue ends "preempted"; the resumed run finishes it.
+epochs = [e for e in log if e["event"] == "epoch_end" and not e.get("preempted")]
 steps = [e for e in log if e["event"] == "step"]
 expect("epochs trained", plan["epochs"], len(epochs))
 expect("optimizer steps in the first epoch", plan["steps_per_epoch"], epochs[0]["step"])

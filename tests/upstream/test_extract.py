@@ -191,31 +191,6 @@ class ExtractedRecord(unittest.TestCase):
         self.assertEqual(list(self.record), sorted(self.record))
 
 
-class LogCallRefusals(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="trnslurm-upstream-")
-        self.run_ = ExtractRun(self.tmp)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
-    def test_call_of_an_unrecorded_line(self):
-        done = self.run_.run(log_calls=(f"examples/other.py:{LOGGER}:loop",))
-        self.assertEqual(done.returncode, 2, done.stderr)
-        self.assertIn("is not a recorded --log line", done.stderr)
-        self.assertFalse(os.path.exists(self.run_.out))
-
-    def test_function_without_the_call(self):
-        done = self.run_.run(log_calls=(f"{LOGGER}:{LOGGER}:train",))
-        self.assertEqual(done.returncode, 2, done.stderr)
-        self.assertIn("0 calls of log in train", done.stderr)
-
-    def test_malformed_spec(self):
-        done = self.run_.run(log_calls=("only:two",))
-        self.assertEqual(done.returncode, 2, done.stderr)
-        self.assertIn("expected LOGPATH:PATH:FUNCTION", done.stderr)
-
-
 class Refusals(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="trnslurm-upstream-")
@@ -262,6 +237,22 @@ class Refusals(unittest.TestCase):
         self.assertEqual(done.returncode, 1)
         self.assertIn("differs", done.stderr)
 
+
+    def test_call_of_an_unrecorded_line(self):
+        done = self.run_.run(log_calls=(f"examples/other.py:{LOGGER}:loop",))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("is not a recorded --log line", done.stderr)
+        self.assertFalse(os.path.exists(self.run_.out))
+
+    def test_function_without_the_call(self):
+        done = self.run_.run(log_calls=(f"{LOGGER}:{LOGGER}:train",))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("0 calls of log in train", done.stderr)
+
+    def test_malformed_spec(self):
+        done = self.run_.run(log_calls=("only:two",))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("expected LOGPATH:PATH:FUNCTION", done.stderr)
 
 if __name__ == "__main__":
     if shutil.which("git") is None:

@@ -151,6 +151,7 @@ ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in) {
   s.restarts = in.restarts;
   s.epoch = p.epoch;
   s.finished = p.finished;
+  s.ended = in.ended;
   s.checkpoint_step = in.checkpoint_step;
   if (in.checkpoint_time) s.checkpoint_age_seconds = std::max<std::int64_t>(0, in.now - *in.checkpoint_time);
   if (in.estimate_tokens_per_second_per_node && *in.estimate_tokens_per_second_per_node > 0)
@@ -158,6 +159,8 @@ ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in) {
   if (p.recent.empty()) return s;
   const auto& last = p.recent.back();
   s.step = last.step;
+  // tp_zero1 prints no end line: a stage that ended at the planned total finished too.
+  if (in.ended && in.total_steps > 0 && last.step >= in.total_steps) s.finished = true;
   if (in.total_steps > 0)
     s.percent = 100.0 * static_cast<double>(last.step) / static_cast<double>(in.total_steps);
   s.loss = last.loss;
@@ -267,7 +270,8 @@ nlohmann::json to_json(const ProgressSummary& s) {
           {"restarts", s.restarts},
           {"stalled", s.stalled},
           {"seconds_since_step", or_null(s.seconds_since_step)},
-          {"finished", s.finished}};
+          {"finished", s.finished},
+          {"ended", s.ended}};
 }
 
 }  // namespace trnslurm

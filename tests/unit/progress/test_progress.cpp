@@ -215,3 +215,19 @@ TEST_CASE("progress: the whole series for a picture, attempts split where the st
   CHECK(none->attempts == 0);
   CHECK(none->points.empty());
 }
+
+TEST_CASE("progress: a trainer without an end line finished when its stage ended at the total") {
+  LogProgress p;
+  for (std::uint64_t s = 99; s <= 100; ++s) add_line(p, step_line(s, 1), 1);
+  auto in = inputs();
+  CHECK_FALSE(summarize(p, in).finished);  // running
+  in.running = false;
+  in.ended = true;
+  CHECK(summarize(p, in).finished);
+  CHECK(summarize(p, in).ended);
+  LogProgress short_of;
+  add_line(short_of, step_line(50, 1), 1);
+  CHECK_FALSE(summarize(short_of, in).finished);
+  CHECK(summarize(short_of, in).ended);
+  CHECK_FALSE(summarize(short_of, in).eta_seconds);
+}

@@ -96,6 +96,7 @@ struct ProgressSummary {
   bool stalled = false;
   std::optional<std::int64_t> seconds_since_step;
   bool finished = false;  // the trainer said so, or the stage ended at the planned total
+  bool ended = false;     // the train stage is over (finished or not)
 };
 
 ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in);
