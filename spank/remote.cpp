@@ -97,6 +97,10 @@ int remote_user_init(spank_t sp) {
   }
   in = std::move(*gathered);
   auto& t = in.task;
+  // What trnslurm set for the step this one was started from is not the user's: removed, so that
+  // this step's values replace it (spank_setenv below never overwrites), and the old mark with it.
+  for (const auto& name : in.inherited) spank_unsetenv(sp, name.c_str());
+  spank_unsetenv(sp, std::string(set_mark_variable).c_str());
 
   // Decide for every local task now, in the step's parent: a refusal (cores, LNC) depends only
   // on the node and is kept for task_init. What is the same for every task of the node is set

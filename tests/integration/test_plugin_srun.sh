@@ -144,4 +144,18 @@ set -e
 expect_eq "per-node with 2 tasks: srun exit code" 1 "$rc"
 expect_contains "per-node with 2 tasks: message" "this node runs 2 tasks of the step" "$msg"
 settle "refused tasks"
+
+# An srun inside a step (or from the interactive step) inherits what the plugin set for the outer
+# step: the mark (TRNSLURM_SET) makes the inner step decide those again (its own node ranks and
+# core split), while a value the user changed in between (MASTER_PORT) stays the user's.
+cat >"$work/nested.sh" <<'EOF2'
+#!/bin/bash
+srun -N 1 -n 1 bash -c 'export MASTER_PORT=1234
+srun -N 2 -n 4 --ntasks-per-node=2 --overlap bash -c "echo \$SLURM_NODEID=\$TRNSLURM_NODE_RANK/\$TRNSLURM_NNODES \$NEURON_RT_VISIBLE_CORES \$MASTER_PORT"'
+EOF2
+jobid=$(sbatch --parsable -N 2 --ntasks-per-node=2 -o "$work/nested.out" "$work/nested.sh")
+wait_jobs "$jobid"
+expect_eq "a nested srun decides again what the plugin set for the outer step" \
+  "0=0/2 0-15 1234|0=0/2 16-31 1234|1=1/2 0-15 1234|1=1/2 16-31 1234" "$(sort "$work/nested.out" | tr '\n' '|' | sed 's/|$//')"
+settle "a nested srun"
 finish

@@ -79,6 +79,7 @@ Result<EnvInput> gather_node_inputs(const NodeRequest& request, const NodeLookup
       const std::string n(name);
       if (auto v = lookups.getenv(n)) in.user_env.emplace(n, std::move(*v));
     }
+    if (auto mark = lookups.getenv(std::string(set_mark_variable))) separate_inherited(in, *mark);
   }
   return in;
 }

@@ -1,6 +1,7 @@
 #include "trnslurm/node/task_env.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace trnslurm {
 
@@ -223,7 +224,39 @@ void add_runtime(const EnvInput& in, Builder& b) {
           fmt::format("compile cache ({}), shared by every host", s.cache_from));
 }
 
+std::string value_hash(std::string_view value) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : value) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
 }  // namespace
+
+std::string set_mark(const std::vector<EnvVar>& set) {
+  std::string out;
+  for (const auto& v : set) {
+    if (!out.empty()) out += ',';
+    out += v.name + ':' + value_hash(v.value);
+  }
+  return out;
+}
+
+void separate_inherited(EnvInput& in, std::string_view mark) {
+  while (!mark.empty()) {
+    const auto comma = mark.find(',');
+    const auto entry = mark.substr(0, comma);
+    mark = comma == std::string_view::npos ? std::string_view{} : mark.substr(comma + 1);
+    const auto colon = entry.find(':');
+    if (colon == std::string_view::npos) continue;
+    const auto it = in.user_env.find(entry.substr(0, colon));
+    if (it == in.user_env.end() || value_hash(it->second) != entry.substr(colon + 1)) continue;
+    in.inherited.push_back(it->first);
+    in.user_env.erase(it);
+  }
+}
 
 const std::vector<std::string_view>& considered_variables() {
   static const std::vector<std::string_view> names{"NEURON_LOGICAL_NC_CONFIG",
@@ -261,7 +294,14 @@ Result<EnvPlan> task_environment(const EnvInput& in) {
   add_efa(in, b);
   add_rendezvous(in, b);
   add_runtime(in, b);
-  return b.take();
+  if (!in.inherited.empty())
+    b.note(fmt::format("{} came from the step this one was started from ({}): decided again",
+                       fmt::join(in.inherited, ", "), set_mark_variable));
+  auto plan = b.take();
+  if (!plan.set.empty())
+    plan.set.push_back({std::string(set_mark_variable), set_mark(plan.set),
+                        "what trnslurm set, so that a step started from this task decides them again", true});
+  return plan;
 }
 
 }  // namespace trnslurm

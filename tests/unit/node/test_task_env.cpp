@@ -339,8 +339,37 @@ TEST_CASE("task_env: every variable it can set is in the list the front ends rea
   const auto plan = task_environment(in).value();
   for (const auto& v : plan.set) {
     INFO(v.name);
+    if (v.name == set_mark_variable) continue;  // the mark: always replaced, never the user's
     CHECK(std::ranges::find(considered_variables(), v.name) != considered_variables().end());
   }
+}
+
+TEST_CASE("task_env: what trnslurm set for an enclosing step is decided again, the user's own is kept") {
+  // The step a nested srun (or the interactive step) was started from: one task on one node.
+  const auto outer = task_environment(input("trn1", 0, 1)).value();
+  const auto mark = std::ranges::find(outer.set, set_mark_variable, &EnvVar::name);
+  REQUIRE(mark != outer.set.end());
+  CHECK(mark->per_task);
+  // The inner step, 2 tasks on this node, inherits all of it; the user changed MASTER_PORT.
+  auto inner = input("trn1", 0, 2);
+  for (const auto& v : outer.set)
+    if (v.name != set_mark_variable) inner.user_env[v.name] = v.value;
+  inner.user_env["MASTER_PORT"] = "1234";
+  separate_inherited(inner, mark->value);
+  CHECK(inner.user_env.size() == 1);
+  CHECK(inner.user_env.at("MASTER_PORT") == "1234");
+  CHECK(std::ranges::find(inner.inherited, "NEURON_RT_VISIBLE_CORES") != inner.inherited.end());
+  const auto plan = task_environment(inner).value();
+  const auto cores = std::ranges::find(plan.set, "NEURON_RT_VISIBLE_CORES", &EnvVar::name);
+  REQUIRE(cores != plan.set.end());
+  CHECK(cores->value == "0-15");  // the inner step's own split, not the outer 0-31
+  CHECK(std::ranges::find(plan.kept, "MASTER_PORT", &EnvVar::name) != plan.kept.end());
+  // A mark naming a value the user has since changed, or garbage, takes nothing away.
+  auto other = input("trn1", 0, 1);
+  other.user_env["MASTER_ADDR"] = "10.0.0.9";
+  separate_inherited(other, "MASTER_ADDR:0000000000000000,junk,:,MASTER_ADDR");
+  CHECK(other.user_env.size() == 1);
+  CHECK(other.inherited.empty());
 }
 
 TEST_CASE("task_env: only the variables marked per-task differ between the tasks of a node") {

@@ -47,6 +47,10 @@ struct EnvInput {
   Rendezvous master;
   std::string hostname;                                      // this node, for a per-host compile cache
   std::map<std::string, std::string, std::less<>> user_env;  // what the task's environment already has
+  // Variables of the task's environment that trnslurm set for the step this one was started from
+  // (an interactive step, an srun inside a step): not the user's, decided again. The front end
+  // removes them (and the old mark) before setting the new values. Not in user_env.
+  std::vector<std::string> inherited;
 };
 
 struct EnvPlan {
@@ -62,5 +66,16 @@ Result<EnvPlan> task_environment(const EnvInput& in);
 // The names task_environment() may set or reads: the front ends look these up in the task's
 // environment to fill EnvInput::user_env.
 const std::vector<std::string_view>& considered_variables();
+
+// The mark of what trnslurm set: every task gets TRNSLURM_SET, "NAME:HASH,..." with a 64-bit
+// FNV-1a hash (16 hex digits) of each value it set. An srun started from that task (or from the
+// interactive step) inherits those variables; the mark tells them from the user's own, and only
+// a variable whose value is still the one trnslurm set counts as trnslurm's.
+inline constexpr std::string_view set_mark_variable = "TRNSLURM_SET";
+std::string set_mark(const std::vector<EnvVar>& set);
+
+// Moves out of `in.user_env` into `in.inherited` every variable that `mark` (the value of
+// TRNSLURM_SET in the task's environment) lists with the value it still has.
+void separate_inherited(EnvInput& in, std::string_view mark);
 
 }  // namespace trnslurm
