@@ -68,7 +68,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "admin")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS 
     "slurm-client (>= ${TRNSLURM_SLURM_SERIES}), slurm-client (<< ${TRNSLURM_SLURM_VERSION_NEXT})")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "slurmd, python3-torch, python3-numpy, libfabric1")
+# python3-matplotlib: `trnslurm report` draws with it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "slurmd, python3-torch, python3-numpy, python3-matplotlib, libfabric1")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${PROJECT_SOURCE_DIR}/packaging/conffiles")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 include(CPack)
