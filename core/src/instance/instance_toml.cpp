@@ -39,6 +39,7 @@ const std::vector<FigureSpec>& figure_specs() {
       {"lnc_default", count, 1, 64, "2", "the default logical NeuronCore config"},
       {"hbm_gib_per_device", number, 0, 1e6, "96", "device memory (HBM) per device, GiB"},
       {"bf16_tflops_per_device", number, 0, 1e9, "667", "peak dense BF16 TFLOPS per device"},
+      {"hbm_gb_per_s", number, 0, 1e7, "2900", "device memory (HBM) bandwidth per device, GB/s"},
       {"vcpus", count, 1, 1e6, "192", "vCPUs"},
       {"host_memory_gib", number, 0, 1e9, "2048", "host memory, GiB"},
       {"efa_devices", count, 0, 1024, "16", "EFA devices"},

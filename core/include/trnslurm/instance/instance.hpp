@@ -62,6 +62,7 @@ struct InstanceType {
   Figure<std::uint32_t> lnc_default;
   Figure<double> hbm_gib_per_device;
   Figure<double> bf16_tflops_per_device;  // peak dense BF16
+  Figure<double> hbm_gb_per_s;            // device memory bandwidth, per device
   Figure<std::uint32_t> vcpus;
   Figure<double> host_memory_gib;
   Figure<std::uint32_t> efa_devices;
@@ -93,6 +94,7 @@ void for_each_figure(Type& t, F&& f) {
   f("lnc_default", t.lnc_default);
   f("hbm_gib_per_device", t.hbm_gib_per_device);
   f("bf16_tflops_per_device", t.bf16_tflops_per_device);
+  f("hbm_gb_per_s", t.hbm_gb_per_s);
   f("vcpus", t.vcpus);
   f("host_memory_gib", t.host_memory_gib);
   f("efa_devices", t.efa_devices);
