@@ -148,6 +148,63 @@ CostEstimate estimate_cost(const Plan& p, double tokens_per_second_per_node, dou
   return c;
 }
 
+Result<PlanSteps> plan_steps(const ParallelConfig& c, const ModelRecipe& m, std::uint64_t samples,
+                             std::string_view instance) {
+  PlanSteps s;
+  if (c.nodes == 0 || c.tp == 0 || c.pp == 0 || c.mbs == 0 || c.gbs == 0 || c.epochs == 0)
+    return fail("nodes, tp, pp, gbs, mbs and epochs must be at least 1", "train.tp",
+                "check the [cluster] and [train] sections");
+  if (samples == 0)
+    return fail("the dataset holds no samples", "dataset.path", "point dataset.path at the training data");
+
+  // TP must divide the cores of a node (a TP group never spans nodes) and the attention heads.
+  if (c.cores_per_node % c.tp != 0)
+    return fail(
+        fmt::format("tp = {} does not divide the {} cores of a {} node", c.tp, c.cores_per_node, instance),
+        "train.tp", fmt::format("use tp = {}", nearest_divisors(c.tp, c.cores_per_node, m.heads)));
+  if (m.heads % c.tp != 0)
+    return fail(fmt::format("tp = {} does not divide the model's {} attention heads", c.tp, m.heads),
+                "train.tp", fmt::format("use tp = {}", nearest_divisors(c.tp, c.cores_per_node, m.heads)));
+
+  s.world_size = std::uint64_t{c.nodes} * c.cores_per_node;
+  const std::uint64_t model_parallel = std::uint64_t{c.tp} * c.pp;
+  if (s.world_size % model_parallel != 0) {
+    const std::uint64_t step = model_parallel / std::gcd(model_parallel, std::uint64_t{c.cores_per_node});
+    return fail(fmt::format("world size {} ({} nodes x {} cores) is not a multiple of tp x pp = {}",
+                            s.world_size, c.nodes, c.cores_per_node, model_parallel),
+                "cluster.nodes",
+                fmt::format("use nodes = {} (a multiple of {}), or a smaller pp",
+                            nearest_multiples(c.nodes, step), step));
+  }
+  s.dp = s.world_size / model_parallel;
+  const std::uint64_t unit = c.mbs * s.dp;
+  if (c.gbs % unit != 0)
+    return fail(
+        fmt::format("gbs = {} is not a multiple of mbs x dp = {} x {} = {}", c.gbs, c.mbs, s.dp, unit),
+        "train.gbs",
+        fmt::format("use gbs = {}; the bash scripts silently drop the remainder",
+                    nearest_multiples(c.gbs, unit)));
+  s.grad_accum = c.gbs / unit;
+
+  // The training loop: DistributedSampler(drop_last) gives each DP rank floor(N/DP) samples,
+  // the loader (drop_last) floor(that / MBS) micro-steps; an optimizer step every ACC micro-steps,
+  // the micro-step counter carrying across epochs.
+  s.samples_per_rank = samples / s.dp;
+  s.micro_steps_per_epoch = s.samples_per_rank / c.mbs;
+  s.steps_per_epoch = s.micro_steps_per_epoch / s.grad_accum;
+  if (s.micro_steps_per_epoch > std::numeric_limits<std::uint64_t>::max() / c.epochs)
+    return fail(fmt::format("{} epochs of {} micro-steps overflow a 64-bit step counter", c.epochs,
+                            s.micro_steps_per_epoch),
+                "train.epochs", "use fewer epochs");
+  s.total_steps = std::uint64_t{c.epochs} * s.micro_steps_per_epoch / s.grad_accum;
+  if (s.total_steps == 0)
+    return fail(fmt::format("{} samples make {} micro-steps per DP rank per epoch, fewer than the {} of one "
+                            "optimizer step (gbs {} over dp {})",
+                            samples, s.micro_steps_per_epoch, s.grad_accum, c.gbs, s.dp),
+                "train.gbs", fmt::format("use at least {} samples, a smaller gbs, or more epochs", c.gbs));
+  return s;
+}
+
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   const auto chosen = choose_instance(recipe.instances, recipe.cluster.instance, recipe.cluster.lnc,
                                       recipe.cluster.cores_per_node);
@@ -170,65 +227,20 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   p.epochs = t.epochs;
   p.dataset = dataset;
 
-  if (p.nodes == 0 || p.tp == 0 || p.pp == 0 || p.mbs == 0 || p.gbs == 0 || p.epochs == 0)
-    return fail("nodes, tp, pp, gbs, mbs and epochs must be at least 1", recipe.where("train.tp"),
-                "check the [cluster] and [train] sections");
   p.warnings = dataset.warnings;
-  if (dataset.samples == 0)
-    return fail("the dataset holds no samples", recipe.where("dataset.path"),
-                "point dataset.path at the training data");
-
-  // TP must divide the cores of a node (a TP group never spans nodes) and the attention heads.
-  if (p.cores_per_node % p.tp != 0)
-    return fail(
-        fmt::format("tp = {} does not divide the {} cores of a {} node", p.tp, p.cores_per_node, p.instance),
-        recipe.where("train.tp"),
-        fmt::format("use tp = {}", nearest_divisors(p.tp, p.cores_per_node, m.heads)));
-  if (m.heads % p.tp != 0)
-    return fail(fmt::format("tp = {} does not divide the model's {} attention heads", p.tp, m.heads),
-                recipe.where("train.tp"),
-                fmt::format("use tp = {}", nearest_divisors(p.tp, p.cores_per_node, m.heads)));
-
-  p.world_size = std::uint64_t{p.nodes} * p.cores_per_node;
-  const std::uint64_t model_parallel = std::uint64_t{p.tp} * p.pp;
-  if (p.world_size % model_parallel != 0) {
-    const std::uint64_t step = model_parallel / std::gcd(model_parallel, std::uint64_t{p.cores_per_node});
-    return fail(fmt::format("world size {} ({} nodes x {} cores) is not a multiple of tp x pp = {}",
-                            p.world_size, p.nodes, p.cores_per_node, model_parallel),
-                recipe.where("cluster.nodes"),
-                fmt::format("use nodes = {} (a multiple of {}), or a smaller pp",
-                            nearest_multiples(p.nodes, step), step));
-  }
-  p.dp = p.world_size / model_parallel;
+  auto steps = plan_steps({p.nodes, p.cores_per_node, p.tp, p.pp, p.gbs, p.mbs, p.epochs}, m, dataset.samples,
+                          p.instance);
+  if (!steps) return fail(steps.error().what, recipe.where(steps.error().where), steps.error().hint);
+  p.world_size = steps->world_size;
+  p.dp = steps->dp;
+  p.grad_accum = steps->grad_accum;
+  p.samples_per_rank = steps->samples_per_rank;
+  p.micro_steps_per_epoch = steps->micro_steps_per_epoch;
+  p.steps_per_epoch = steps->steps_per_epoch;
+  p.total_steps = steps->total_steps;
   p.placement = plan_placement({p.instance, instance->ultraserver_size(), p.nodes, p.cores_per_node,
-                                model_parallel, recipe.slurm.ultraserver_placement,
+                                std::uint64_t{p.tp} * p.pp, recipe.slurm.ultraserver_placement,
                                 recipe.slurm.ultraserver_features, slurm_build_version});
-  const std::uint64_t unit = p.mbs * p.dp;
-  if (p.gbs % unit != 0)
-    return fail(
-        fmt::format("gbs = {} is not a multiple of mbs x dp = {} x {} = {}", p.gbs, p.mbs, p.dp, unit),
-        recipe.where("train.gbs"),
-        fmt::format("use gbs = {}; the bash scripts silently drop the remainder",
-                    nearest_multiples(p.gbs, unit)));
-  p.grad_accum = p.gbs / unit;
-
-  // The training loop: DistributedSampler(drop_last) gives each DP rank floor(N/DP) samples,
-  // the loader (drop_last) floor(that / MBS) micro-steps; an optimizer step every ACC micro-steps,
-  // the micro-step counter carrying across epochs.
-  p.samples_per_rank = dataset.samples / p.dp;
-  p.micro_steps_per_epoch = p.samples_per_rank / p.mbs;
-  p.steps_per_epoch = p.micro_steps_per_epoch / p.grad_accum;
-  if (p.micro_steps_per_epoch > std::numeric_limits<std::uint64_t>::max() / p.epochs)
-    return fail(fmt::format("{} epochs of {} micro-steps overflow a 64-bit step counter", p.epochs,
-                            p.micro_steps_per_epoch),
-                recipe.where("train.epochs"), "use fewer epochs");
-  p.total_steps = std::uint64_t{p.epochs} * p.micro_steps_per_epoch / p.grad_accum;
-  if (p.total_steps == 0)
-    return fail(fmt::format("{} samples make {} micro-steps per DP rank per epoch, fewer than the {} of one "
-                            "optimizer step (gbs {} over dp {})",
-                            dataset.samples, p.micro_steps_per_epoch, p.grad_accum, p.gbs, p.dp),
-                recipe.where("train.gbs"),
-                fmt::format("use at least {} samples, a smaller gbs, or more epochs", p.gbs));
   p.samples_dropped_per_epoch = dataset.samples - p.steps_per_epoch * p.gbs;
   if (p.steps_per_epoch == 0)
     p.warnings.push_back(

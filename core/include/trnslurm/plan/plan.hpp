@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +65,36 @@ struct StepTimeFloor {
   double flops_per_step = 0;
   double peak_flops = 0;  // of the whole job
 };
+
+// One parallel configuration: what make_plan reads from [cluster] and [train], and what
+// `plan --suggest` enumerates.
+struct ParallelConfig {
+  std::uint32_t nodes = 0;
+  std::uint32_t cores_per_node = 0;
+  std::uint32_t tp = 1;
+  std::uint32_t pp = 1;
+  std::uint64_t gbs = 0;
+  std::uint64_t mbs = 1;
+  std::uint32_t epochs = 1;
+};
+
+// What a configuration gives, counted as the training loop counts it (docs/plan.md, "Steps").
+struct PlanSteps {
+  std::uint64_t world_size = 0;
+  std::uint64_t dp = 0;
+  std::uint64_t grad_accum = 0;
+  std::uint64_t samples_per_rank = 0;
+  std::uint64_t micro_steps_per_epoch = 0;
+  std::uint64_t steps_per_epoch = 0;
+  std::uint64_t total_steps = 0;
+};
+
+// The rules every plan obeys: refuses a configuration the training loop would reject or silently
+// truncate, with the nearest valid values as the hint. Error::where names the recipe key at fault
+// ("train.tp", "cluster.nodes", "train.gbs", "train.epochs", "dataset.path"); make_plan turns it
+// into a file position. `instance` names the type in messages.
+Result<PlanSteps> plan_steps(const ParallelConfig& config, const ModelRecipe& model, std::uint64_t samples,
+                             std::string_view instance);
 
 struct Plan {
   // inputs
