@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "plan_suggest.hpp"
 #include "recipe_options.hpp"
 #include "trnslurm/chain/chain_progress.hpp"
 #include "trnslurm/chain/run_dir.hpp"
@@ -33,6 +34,7 @@ void print_table(const Plan& plan, const Recipe& recipe) {
 struct Options {
   RecipeOptions recipe;
   DatasetOptions dataset;
+  SuggestCliOptions suggest;
   bool json = false;
   std::string from_run;
   std::string runs_dir;
@@ -57,6 +59,20 @@ Result<void> use_measured_rate(const Options& o, Plan& plan) {
 }
 
 int run(const Options& o) {
+  if (suggesting(o.suggest)) {
+    // The suggestions rank by their own step-time model; a measured rate belongs to one configuration.
+    if (!o.from_run.empty()) {
+      print_error({"--from-run and --suggest both given", "--from-run", "give one of them"});
+      return exit_usage;
+    }
+    return run_suggest(o.recipe, o.dataset, o.suggest, o.json);
+  }
+  for (const auto* opt : o.suggest.given)
+    if (opt->count() > 0) {
+      print_error({fmt::format("{} needs --suggest", opt->get_name()), opt->get_name(),
+                   "add --suggest, or leave the option out"});
+      return exit_usage;
+    }
   auto planned = load_and_plan(o.recipe, o.dataset);
   if (!planned) {
     print_error(planned.error());
@@ -80,7 +96,9 @@ int run(const Options& o) {
 
 Command add_plan(CLI::App& app) {
   auto opts = std::make_shared<Options>();
-  auto* sub = app.add_subcommand("plan", "Steps per epoch, total steps, warmup and memory fit of a recipe");
+  auto* sub = app.add_subcommand("plan",
+                                 "Steps per epoch, total steps, warmup and memory fit of a recipe; --suggest "
+                                 "ranks parallel configurations");
   add_recipe_options(*sub, opts->recipe);
   sub->add_flag("--json", opts->json, "Print the plan as JSON");
   add_dataset_options(*sub, opts->dataset);
@@ -90,13 +108,16 @@ Command add_plan(CLI::App& app) {
   sub->add_option(
       "--runs-dir", opts->runs_dir,
       "Where --from-run looks for run directories (default: run.runs_dir of the recipe, else ./runs)");
+  add_suggest_options(*sub, opts->suggest);
   sub->footer(
       "Exit codes: 0 planned (warnings on stderr), 2 bad recipe, option or dataset.\n"
       "Examples:\n"
       "  trnslurm plan                            # count the dataset at dataset.path\n"
       "  trnslurm plan --samples 1000000 --nodes 8 --epochs 3\n"
       "  trnslurm plan -r llama.toml --set train.tp=32 --json | jq .total_steps\n"
-      "  trnslurm plan --from-run latest --epochs 10   # wall time at the rate the newest run measured");
+      "  trnslurm plan --from-run latest --epochs 10   # wall time at the rate the newest run measured\n"
+      "  trnslurm plan --samples 1000000 --suggest --nodes-max 64 --by cost --top 5\n"
+      "  trnslurm plan --samples 1000000 --suggest --apply 1   # write the first into the recipe");
   return {sub, [opts] { return run(*opts); }};
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "trnslurm/util/parse_number.hpp"
@@ -21,20 +22,38 @@ void add_recipe_options(CLI::App& app, RecipeOptions& options) {
   app.add_option("--dataset", options.dataset, "Override dataset.path")->type_name("PATH");
 }
 
-Result<Recipe> RecipeOptions::load() const {
-  std::vector<Override> overrides;
-  if (!nodes.empty()) overrides.push_back({"cluster.nodes", nodes, "--nodes"});
-  if (!epochs.empty()) overrides.push_back({"train.epochs", epochs, "--epochs"});
-  if (!dataset.empty()) overrides.push_back({"dataset.path", dataset, "--dataset"});
+Result<std::vector<Override>> RecipeOptions::overrides() const {
+  std::vector<Override> out;
+  if (!nodes.empty()) out.push_back({"cluster.nodes", nodes, "--nodes"});
+  if (!epochs.empty()) out.push_back({"train.epochs", epochs, "--epochs"});
+  if (!dataset.empty()) out.push_back({"dataset.path", dataset, "--dataset"});
   for (const auto& text : sets) {
     auto o = parse_override(text);
     if (!o) return std::unexpected(o.error());
-    overrides.push_back(std::move(*o));
+    out.push_back(std::move(*o));
   }
+  return out;
+}
+
+Result<Recipe> RecipeOptions::load() const {
+  auto list = overrides();
+  if (!list) return std::unexpected(list.error());
   // The site's instance types: the file the plugin reads (plugstack instances=), when there is one.
   auto instances = site_instance_table(load_site_config(std::nullopt));
   if (!instances) return std::unexpected(instances.error());
-  return load_recipe(path, overrides, *instances);
+  return load_recipe(path, *list, *instances);
+}
+
+Result<Recipe> RecipeOptions::load_text(std::string_view text,
+                                        const std::vector<std::string>& skipped) const {
+  auto list = overrides();
+  if (!list) return std::unexpected(list.error());
+  std::erase_if(*list, [&](const Override& o) { return std::ranges::find(skipped, o.key) != skipped.end(); });
+  auto instances = site_instance_table(load_site_config(std::nullopt));
+  if (!instances) return std::unexpected(instances.error());
+  auto recipe = load_recipe_text(text, path, *list, *instances);
+  if (recipe) recipe->source = path;
+  return recipe;
 }
 
 void add_dataset_options(CLI::App& app, DatasetOptions& options) {

@@ -22,6 +22,11 @@ struct RecipeOptions {
 
   // The recipe with the overrides applied (--nodes, --epochs, --dataset, then each --set).
   Result<Recipe> load() const;
+  // The same from a recipe text meant for the file at `path`, without the overrides of the keys
+  // in `skipped` ("train.tp"): what the file says once those keys are written into it.
+  Result<Recipe> load_text(std::string_view text, const std::vector<std::string>& skipped) const;
+  // The overrides, in the order they apply.
+  Result<std::vector<Override>> overrides() const;
 };
 
 void add_recipe_options(CLI::App& app, RecipeOptions& options);

@@ -96,6 +96,7 @@ _trnslurm() {
   --trn-env) mapfile -t COMPREPLY < <(compgen -W "on off" -- "$cur") && return 0 ;;
   --trn-efa) mapfile -t COMPREPLY < <(compgen -W "auto on off" -- "$cur") && return 0 ;;
   --trn-cores) mapfile -t COMPREPLY < <(compgen -W "per-node per-task auto" -- "$cur") && return 0 ;;
+  --by) mapfile -t COMPREPLY < <(compgen -W "time cost" -- "$cur") && return 0 ;;
   -r | --recipe | -o | --output | --dataset | --plugstack)
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -111,7 +112,8 @@ _trnslurm() {
     return 0
     ;;
   --set | --nodes | --epochs | --samples | --tokens | --partition | --account | --qos | --sbatch-arg | \
-    --interval | --node-name | --tasks-per-node | --node-rank | --local-id | --nodelist | --trn-root-comm)
+    --interval | --node-name | --tasks-per-node | --node-rank | --local-id | --nodelist | --trn-root-comm | \
+    --nodes-max | --mbs-max | --top | --efficiency | --apply)
     return 0 # a value only the user knows
     ;;
   esac

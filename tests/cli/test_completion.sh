@@ -32,7 +32,8 @@ expect_eq "global options" "$(lines --help --version)" "$(complete_words trnslur
 
 # Options come from the binary's own --help.
 plan_opts=$(complete_words trnslurm plan --)
-for o in --recipe --set --nodes --epochs --dataset --json --samples --tokens --verify --help; do
+for o in --recipe --set --nodes --epochs --dataset --json --samples --tokens --verify --suggest --nodes-max \
+  --mbs-max --by --top --efficiency --apply --help; do
   expect_contains "plan option $o" "$o" "$plan_opts"
 done
 expect_eq "submit --dr" "--dry-run" "$(complete_words trnslurm submit --dr)"
@@ -46,6 +47,8 @@ expect_eq "--stage-arg" "$(lines convert= convert_back=)" "$(complete_words trns
 expect_eq "--trn-cores values" "$(lines auto per-node per-task)" "$(complete_words trnslurm env --trn-cores '')"
 expect_eq "--trn-efa values" "$(lines auto off on)" "$(complete_words trnslurm env --trn-efa '')"
 expect_eq "free values get nothing" "" "$(complete_words trnslurm plan --samples '')"
+expect_eq "plan --by values" "$(lines cost time)" "$(complete_words trnslurm plan --by '')"
+expect_eq "plan --top takes a number" "" "$(complete_words trnslurm plan --top '')"
 touch my-recipe.toml
 expect_eq "-r completes files" "my-recipe.toml" "$(complete_words trnslurm plan -r my-)"
 
