@@ -201,7 +201,7 @@ int run_suggest(const RecipeOptions& recipe_options, const DatasetOptions& datas
   SuggestOptions options;
   options.nodes_max = o.nodes_max;
   options.mbs_max = o.mbs_max;
-  options.by = o.by == "cost" ? RankBy::cost : RankBy::time;
+  options.by = rank_by_named(o.by).value_or(RankBy::time);  // CLI11 checked the name
   options.efficiency = o.efficiency;
   const auto result = suggest(*recipe, *dataset, options);
   if (!result) {

@@ -356,6 +356,24 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   return p;
 }
 
+nlohmann::json to_json(const MemoryEstimate& m) {
+  return {
+      {"parameters", m.parameters},
+      {"parameters_per_core", m.parameters_per_core},
+      {"weights_bytes", m.weights},
+      {"gradients_bytes", m.gradients},
+      {"optimizer_bytes", m.optimizer},
+      {"activations_bytes", m.activations},
+      {"total_bytes", m.total},
+      {"capacity_bytes", m.capacity},
+      // capacity - total: negative when it does not fit; null without a device memory limit
+      {"margin_bytes", m.capacity == 0 ? nlohmann::json(nullptr)
+                                       : nlohmann::json(static_cast<std::int64_t>(m.capacity) -
+                                                        static_cast<std::int64_t>(m.total))},
+      {"fits", m.fits()},
+  };
+}
+
 nlohmann::json to_json(const Plan& p) {
   nlohmann::json j = p.recipe_values;
   j.update({
@@ -388,17 +406,7 @@ nlohmann::json to_json(const Plan& p) {
       {"kv_size_multiplier", p.kv_size_multiplier},
       {"checkpoint_every", p.checkpoint_every},
   });
-  j["memory"] = {
-      {"parameters", p.memory.parameters},
-      {"parameters_per_core", p.memory.parameters_per_core},
-      {"weights_bytes", p.memory.weights},
-      {"gradients_bytes", p.memory.gradients},
-      {"optimizer_bytes", p.memory.optimizer},
-      {"activations_bytes", p.memory.activations},
-      {"total_bytes", p.memory.total},
-      {"capacity_bytes", p.memory.capacity},
-      {"fits", p.memory.fits()},
-  };
+  j["memory"] = to_json(p.memory);
   j["placement"] = {{"method", p.placement.method},
                     {"group_nodes", p.placement.group_nodes},
                     {"ultraserver_nodes", p.placement.ultraserver_nodes},

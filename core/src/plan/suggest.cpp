@@ -6,40 +6,33 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <tuple>
 
 #include "trnslurm/instance/instance.hpp"
+#include "trnslurm/util/enum_names.hpp"
 
 namespace trnslurm {
 
+namespace {
+constexpr std::array<EnumName<RankBy>, 2> rank_by_names{{{RankBy::time, "time"}, {RankBy::cost, "cost"}}};
+constexpr std::array<EnumName<Link>, 4> link_names{
+    {{Link::none, "none"}, {Link::device, "device"}, {Link::neuronlink, "neuronlink"}, {Link::efa, "efa"}}};
+constexpr std::array<EnumName<KvHeads>, 3> kv_names{
+    {{KvHeads::split, "split"}, {KvHeads::replicated, "replicated"}, {KvHeads::uneven, "uneven"}}};
+}  // namespace
+
 std::string_view to_string(RankBy by) {
-  return by == RankBy::time ? "time" : "cost";
+  return name_of(rank_by_names, by);
 }
-
+std::optional<RankBy> rank_by_named(std::string_view name) {
+  return value_named(rank_by_names, name);
+}
 std::string_view to_string(Link link) {
-  switch (link) {
-    case Link::none:
-      return "none";
-    case Link::device:
-      return "device";
-    case Link::neuronlink:
-      return "neuronlink";
-    case Link::efa:
-      return "efa";
-  }
-  return "none";
+  return name_of(link_names, link);
 }
-
 std::string_view to_string(KvHeads kv) {
-  switch (kv) {
-    case KvHeads::split:
-      return "split";
-    case KvHeads::replicated:
-      return "replicated";
-    case KvHeads::uneven:
-      return "uneven";
-  }
-  return "split";
+  return name_of(kv_names, kv);
 }
 
 namespace {
@@ -274,7 +267,6 @@ Result<SuggestResult> suggest(const Recipe& recipe, const DatasetSize& dataset,
 }
 
 nlohmann::json to_json(const Suggestion& s) {
-  const auto& mem = s.memory;
   nlohmann::json j = {
       {"rank", s.rank},
       {"nodes", s.config.nodes},
@@ -288,18 +280,7 @@ nlohmann::json to_json(const Suggestion& s) {
       {"world_size", s.steps.world_size},
       {"total_steps", s.steps.total_steps},
       {"kv_heads", to_string(s.kv)},
-  };
-  j["memory"] = {
-      {"total_bytes", mem.total},
-      {"capacity_bytes", mem.capacity},
-      {"margin_bytes", mem.capacity == 0 ? nlohmann::json(nullptr)
-                                         : nlohmann::json(static_cast<std::int64_t>(mem.capacity) -
-                                                          static_cast<std::int64_t>(mem.total))},
-      {"fits", mem.fits()},
-      {"weights_bytes", mem.weights},
-      {"gradients_bytes", mem.gradients},
-      {"optimizer_bytes", mem.optimizer},
-      {"activations_bytes", mem.activations},
+      {"memory", to_json(s.memory)},
   };
   if (s.step) {
     const auto& t = *s.step;

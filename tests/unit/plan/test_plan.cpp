@@ -4,11 +4,13 @@
 #include <set>
 #include <string>
 
+#include "plan_fixtures.hpp"
 #include "trnslurm/instance/instance.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
 
 using namespace trnslurm;
+using trnslurm::test::rows;
 
 namespace {
 // The figures below were worked out by hand for tiny-cpu at TP 1 (DP 4), one epoch, any dataset
@@ -22,18 +24,7 @@ std::vector<Override> pinned(const std::string& name, const std::vector<Override
 }
 
 Recipe bundled(const std::string& name, const std::vector<Override>& overrides = {}) {
-  const auto* b = find_bundled_recipe(name);
-  REQUIRE(b != nullptr);
-  auto r = load_recipe_text(b->text, name + ".toml", pinned(name, overrides));
-  if (!r) FAIL(to_string(r.error()));
-  return *r;
-}
-
-DatasetSize rows(std::uint64_t n) {
-  DatasetSize size;
-  size.samples = n;
-  size.format = "given";
-  return size;
+  return test::bundled_recipe(name, pinned(name, overrides));
 }
 
 Plan plan_of(const Recipe& recipe, std::uint64_t samples) {

@@ -3,27 +3,18 @@
 #include <algorithm>
 #include <string>
 
+#include "plan_fixtures.hpp"
 #include "trnslurm/instance/instance.hpp"
 #include "trnslurm/plan/suggest.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
 
 using namespace trnslurm;
+using trnslurm::test::rows;
 
 namespace {
 
 Recipe bundled(const std::string& name, const std::vector<Override>& overrides = {}) {
-  const auto* b = find_bundled_recipe(name);
-  REQUIRE(b != nullptr);
-  auto r = load_recipe_text(b->text, name + ".toml", overrides);
-  if (!r) FAIL(to_string(r.error()));
-  return *r;
-}
-
-DatasetSize rows(std::uint64_t n) {
-  DatasetSize size;
-  size.samples = n;
-  size.format = "given";
-  return size;
+  return test::bundled_recipe(name, overrides);
 }
 
 SuggestResult search(const Recipe& recipe, std::uint64_t samples, SuggestOptions options = {}) {

@@ -147,6 +147,8 @@ MemoryEstimate estimate_memory(const ModelRecipe& model, std::uint32_t tp, std::
 // Every input and result; also the recipe values that stage templates use ({{key}} placeholders,
 // docs/recipe.md). Keys are stable: the chain renders templates from them.
 nlohmann::json to_json(const Plan& plan);
+// The `memory` object of the plan's JSON (and of each suggestion's).
+nlohmann::json to_json(const MemoryEstimate& memory);
 
 // One line of `trnslurm plan`: the figure, its value, and what it was computed from.
 struct PlanLine {

@@ -21,6 +21,7 @@ namespace trnslurm {
 
 enum class RankBy { time, cost };
 std::string_view to_string(RankBy by);
+std::optional<RankBy> rank_by_named(std::string_view name);  // "time", "cost"
 
 // The share of the peak dense BF16 rate the compute of a step reaches. An assumption: the one
 // public measurement of a Llama model trained with NxD on Trainium that gives its MFU is 30.8 %
