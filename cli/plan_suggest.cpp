@@ -161,7 +161,7 @@ void add_suggest_options(CLI::App& app, SuggestCliOptions& o) {
   keep(app.add_option("--nodes-max", o.nodes_max,
                       "With --suggest: the most nodes to consider (default: cluster.nodes)")
            ->type_name("N")
-           ->check(CLI::Range(1, 100000)));
+           ->check(CLI::Range(1, 4096)));
   keep(app.add_option("--mbs-max", o.mbs_max,
                       "With --suggest: the largest micro-batch to consider (default 4)")
            ->type_name("N")
