@@ -62,13 +62,28 @@ void to_task(const std::string& line) noexcept {
   (void)std::fprintf(stderr, "trnslurm: %s\n", printable(line, 4096).c_str());
 }
 
+// The batch step decides MASTER_ADDR for the job's first host once, and leaves it to the steps
+// started from the batch shell (TRNSLURM_JOB_MASTER): no NodeAddr or DNS lookup on every node of
+// every step. Nothing else reaches the batch shell.
+void keep_job_master(spank_t sp, const State& st) {
+  if (st.remote_error) return;
+  const auto settings = merge(st.site, st.options);
+  if (!settings.enabled || !settings.resolve_master) return;
+  const auto nodelist = job_getenv(sp, "SLURM_JOB_NODELIST");
+  const auto host = nodelist ? slurm_lookup::first_host(*nodelist) : std::nullopt;
+  if (!host) return;
+  const auto master = find_master(*host, settings, slurm_lookup::node_addr);
+  spank_setenv(sp, std::string(job_master_variable).c_str(), format_job_master(master).c_str(), 1);
+}
+
 }  // namespace
 
 int remote_user_init(spank_t sp) {
   auto& st = state();
   if (is_batch_step(sp)) {
-    // The batch shell is not a training task: it gets nothing, its sruns do.
+    // The batch shell is not a training task: it gets no task variable, its sruns do.
     st.batch_step = true;
+    keep_job_master(sp, st);
     return 0;
   }
   if (st.remote_error) return 0;

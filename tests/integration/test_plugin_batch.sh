@@ -39,6 +39,21 @@ off unset unset
 on 32
 on 32" "$(grep -v '^srun: ' "$work/off.out" | sort)"
 
+# MASTER_ADDR is decided once per job, by the batch step (on the job's first node), not on every
+# node of every step: the steps whose first node is the job's take it from there; a step that
+# starts on another node decides its own.
+cat >"$work/master.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -N 2
+why='s/.*: \(MASTER_ADDR=.*\)/\1/p'
+srun -N 2 --trn-verbose true 2>&1 | sed -n "$why" | sort | uniq -c | sed 's/^ *//'
+srun -N 1 -w n2 --trn-verbose true 2>&1 | sed -n "$why"
+JOB
+job4=$(sbatch --parsable -o "$work/master.out" "$work/master.sh")
+wait_jobs "$job4"
+expect_eq "MASTER_ADDR decided once for the job" "2 MASTER_ADDR=127.0.0.1 (first node of the step, decided once for the job by its batch step (TRNSLURM_JOB_MASTER): Slurm's NodeAddr for n1)
+MASTER_ADDR=127.0.0.1 (first node of the step, Slurm's NodeAddr for n2)" "$(grep -v '^srun: ' "$work/master.out")"
+
 # A refused task inside a batch job fails the job, not the node.
 cat >"$work/refused.sh" <<'JOB'
 #!/bin/bash

@@ -71,7 +71,14 @@ Result<EnvInput> gather_node_inputs(const NodeRequest& request, const NodeLookup
   if (!host)
     return fail(fmt::format("cannot read node list '{}': no MASTER_ADDR", nodelist->first), nodelist->second,
                 "a Slurm node list, e.g. trn[1-4]");
-  in.master = find_master(*host, in.settings, lookups.node_addr);
+  // The batch step's decision for this host, when the job has one: no lookup on every node of
+  // every step (only worth keeping when this node could look it up itself: resolve_master).
+  const auto kept =
+      in.settings.resolve_master ? lookups.getenv(std::string(job_master_variable)) : std::nullopt;
+  if (auto master = kept ? parse_job_master(*kept, *host) : std::nullopt)
+    in.master = std::move(*master);
+  else
+    in.master = find_master(*host, in.settings, lookups.node_addr);
 
   // The user's environment as it is before anything is set: what task_environment decides against.
   if (request.user_env) {

@@ -47,13 +47,41 @@ bool in_network(std::string_view address, std::string_view cidr) {
   return (*addr & mask) == (*net & mask);
 }
 
-Result<std::vector<std::string>> resolve_ipv4(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* raw = nullptr;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &raw);
-  std::unique_ptr<addrinfo, FreeAddrinfo> list(raw);
+Result<std::vector<std::string>> resolve_ipv4(const std::string& host, std::chrono::milliseconds limit) {
+  // Everything the asynchronous lookup reads or writes, in one block: abandoned to it when it is
+  // still running at the limit.
+  struct Lookup {
+    std::string name;
+    addrinfo hints{};
+    gaicb request{};
+  };
+  auto lookup = std::make_unique<Lookup>();
+  lookup->name = host;
+  lookup->hints.ai_family = AF_INET;
+  lookup->hints.ai_socktype = SOCK_STREAM;
+  lookup->request.ar_name = lookup->name.c_str();
+  lookup->request.ar_request = &lookup->hints;
+  gaicb* requests[] = {&lookup->request};
+  if (const int rc = getaddrinfo_a(GAI_NOWAIT, requests, 1, nullptr); rc != 0)
+    return fail(gai_strerror(rc), host);
+  const gaicb* const pending[] = {&lookup->request};
+  // gai_suspend returns early on a signal or another lookup's end: wait again until the limit.
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (gai_error(&lookup->request) == EAI_INPROGRESS) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    const timespec wait{static_cast<time_t>(left.count() / 1'000'000'000),
+                        static_cast<long>(left.count() % 1'000'000'000)};
+    gai_suspend(pending, 1, &wait);
+  }
+  int rc = gai_error(&lookup->request);
+  if (rc == EAI_INPROGRESS && gai_cancel(&lookup->request) != EAI_ALLDONE) {
+    (void)lookup.release();  // still running: the resolver's thread owns it now
+    return fail(fmt::format("no answer from the resolver within {} ms", limit.count()), host);
+  }
+  rc = gai_error(&lookup->request);
+  std::unique_ptr<addrinfo, FreeAddrinfo> list(lookup->request.ar_result);
   if (rc != 0) return fail(gai_strerror(rc), host);
   std::vector<std::string> out;
   for (const addrinfo* ai = list.get(); ai; ai = ai->ai_next) {
@@ -105,8 +133,28 @@ Rendezvous choose_master(const std::string& host, const std::optional<std::strin
   return {host, pick, std::move(how)};
 }
 
+std::string format_job_master(const Rendezvous& r) {
+  std::string how = r.how;
+  std::ranges::replace(how, '\n', ' ');
+  return fmt::format("{} {} {}", r.host, r.address, how);
+}
+
+std::optional<Rendezvous> parse_job_master(std::string_view text, const std::string& host) {
+  const auto a = text.find(' ');
+  if (a == std::string_view::npos || text.substr(0, a) != host) return std::nullopt;
+  const auto b = text.find(' ', a + 1);
+  const auto address = text.substr(a + 1, b == std::string_view::npos ? std::string_view::npos : b - a - 1);
+  // An address, or the host name itself (a name nothing resolved): never anything else.
+  if (address.empty() || (!parse_ipv4(address) && address != host)) return std::nullopt;
+  const auto how = b == std::string_view::npos ? std::string_view{} : text.substr(b + 1);
+  return Rendezvous{
+      host, std::string(address),
+      fmt::format("decided once for the job by its batch step ({}): {}", job_master_variable, how)};
+}
+
 Rendezvous find_master(const std::string& host, const EnvSettings& settings,
                        const NodeAddrLookup& node_addr) {
+  const Resolver resolve_ipv4 = [](const std::string& name) { return trnslurm::resolve_ipv4(name); };
   if (!settings.resolve_master) return choose_master(host, std::nullopt, settings, resolve_ipv4);
   return choose_master(host, node_addr ? node_addr(host) : std::nullopt, settings, resolve_ipv4);
 }

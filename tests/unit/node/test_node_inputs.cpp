@@ -14,6 +14,7 @@ namespace {
 struct FakeNode {
   std::map<std::string, std::string> env;
   std::vector<std::string> lists_asked;
+  int addr_asked = 0;
   NodeLookups lookups() {
     return {
         [this](const std::string& name) -> std::optional<std::string> {
@@ -26,7 +27,8 @@ struct FakeNode {
             return std::nullopt;
           return list.substr(0, list.find_first_of("[,"));
         },
-        [](const std::string& node) -> std::optional<std::string> {
+        [this](const std::string& node) -> std::optional<std::string> {
+          ++addr_asked;
           return node == "n1" ? std::optional<std::string>("10.0.0.1") : std::nullopt;
         }};
   }
@@ -123,4 +125,32 @@ TEST_CASE("node_inputs: node_name is a short host name") {
   const auto name = node_name();
   CHECK_FALSE(name.empty());
   CHECK(name.find('.') == std::string::npos);
+}
+
+TEST_CASE("node_inputs: MASTER_ADDR decided once for the job, by its batch step, is taken from there") {
+  FakeNode node;
+  node.env = {{"SLURM_STEP_NODELIST", "n1,n2"}};
+  // The batch step's decision (what it leaves in the batch shell's environment).
+  const auto batch = gather_node_inputs(request(2), node.lookups());
+  REQUIRE(batch);
+  CHECK(node.addr_asked == 1);
+  node.env[std::string(job_master_variable)] = format_job_master(batch->master);
+  // Every step started from it: no lookup, the same address, and it says so.
+  node.addr_asked = 0;
+  auto in = gather_node_inputs(request(2), node.lookups());
+  REQUIRE(in);
+  CHECK(node.addr_asked == 0);
+  CHECK(in->master.address == "10.0.0.1");
+  CHECK(in->master.how.starts_with("decided once for the job by its batch step"));
+  // A step whose first host is another one, or a kept value that is no address, looks it up.
+  node.env["SLURM_STEP_NODELIST"] = "n2";
+  in = gather_node_inputs(request(1), node.lookups());
+  REQUIRE(in);
+  CHECK(node.addr_asked == 1);
+  node.env["SLURM_STEP_NODELIST"] = "n1";
+  node.env[std::string(job_master_variable)] = "n1 $(reboot) x";
+  in = gather_node_inputs(request(1), node.lookups());
+  REQUIRE(in);
+  CHECK(node.addr_asked == 2);
+  CHECK(in->master.address == "10.0.0.1");
 }

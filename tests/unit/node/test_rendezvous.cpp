@@ -1,7 +1,22 @@
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 
 #include <map>
 
+#include "fixtures.hpp"
 #include "trnslurm/node/rendezvous.hpp"
 
 using namespace trnslurm;
@@ -94,4 +109,60 @@ TEST_CASE("rendezvous: networks") {
   CHECK(in_network("192.168.1.1", "192.168.1.1/32"));
   CHECK_FALSE(in_network("192.168.1.2", "192.168.1.1/32"));
   CHECK_FALSE(in_network("bogus", "10.0.0.0/8"));
+}
+
+namespace {
+
+// In a child process with a network and mount namespace of its own: a resolver (127.0.0.1:53)
+// that receives and never answers, named by a resolv.conf bound over /etc/resolv.conf. Returns
+// what resolve_ipv4 said there, or why the stage could not be set.
+std::string resolve_with_silent_dns(std::chrono::milliseconds limit) {
+  int out[2];
+  if (pipe(out) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::string said = "stage failed";
+    const test::ScratchDir tmp;
+    const auto conf = tmp / "resolv.conf";
+    std::FILE* f = std::fopen(conf.c_str(), "w");
+    const int sock = socket(AF_INET, SOCK_DGRAM, 0);
+    ifreq lo{};
+    std::strcpy(lo.ifr_name, "lo");
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(53);
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (f && std::fputs("nameserver 127.0.0.1\noptions timeout:30 attempts:1\n", f) >= 0 &&
+        std::fclose(f) == 0 && unshare(CLONE_NEWNS | CLONE_NEWNET) == 0 &&
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+        mount(conf.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) == 0) {
+      const int ctl = socket(AF_INET, SOCK_DGRAM, 0);
+      lo.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+      if (ioctl(ctl, SIOCSIFFLAGS, &lo) == 0 &&
+          bind(socket(AF_INET, SOCK_DGRAM, 0), reinterpret_cast<sockaddr*>(&at), sizeof at) == 0) {
+        const auto r = resolve_ipv4("trnslurm-test.example", limit);
+        said = r ? "resolved" : r.error().what;
+      }
+    }
+    (void)sock;
+    (void)!write(out[1], said.data(), said.size());
+    _exit(0);
+  }
+  close(out[1]);
+  std::string said;
+  std::array<char, 256> buf{};
+  for (ssize_t n; (n = read(out[0], buf.data(), buf.size())) > 0;)
+    said.append(buf.data(), static_cast<std::size_t>(n));
+  close(out[0]);
+  waitpid(pid, nullptr, 0);
+  return said;
+}
+
+}  // namespace
+
+TEST_CASE("rendezvous: a resolver that never answers costs resolve_limit, not the resolver's own timeouts") {
+  if (test::skip_unless_root("a network and mount namespace of its own")) return;
+  // The resolver would wait 30 s; the lookup gives up at the limit.
+  CHECK(resolve_with_silent_dns(std::chrono::milliseconds(300)) ==
+        "no answer from the resolver within 300 ms");
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -18,8 +19,13 @@ struct Rendezvous {
   std::string how;      // why this address (printed by --explain and --trn-verbose)
 };
 
-// getaddrinfo(host, IPv4) in resolver order, duplicates dropped.
-Result<std::vector<std::string>> resolve_ipv4(const std::string& host);
+// getaddrinfo(host, IPv4) in resolver order, duplicates dropped, waiting `limit` at most: a
+// resolver that does not answer (a DNS server down) must not hold up every step's start. The
+// lookup runs in glibc's asynchronous resolver (getaddrinfo_a); one still running at the limit is
+// abandoned, its memory left to it.
+inline constexpr std::chrono::milliseconds resolve_limit{2000};
+Result<std::vector<std::string>> resolve_ipv4(const std::string& host,
+                                              std::chrono::milliseconds limit = resolve_limit);
 
 using Resolver = std::function<Result<std::vector<std::string>>(const std::string& name)>;
 
@@ -40,6 +46,15 @@ Rendezvous choose_master(const std::string& host, const std::optional<std::strin
 
 // Slurm's NodeAddr for a node name, when the front end can ask Slurm (nullopt when it cannot).
 using NodeAddrLookup = std::function<std::optional<std::string>(const std::string& node)>;
+
+// The decision kept for the whole job: the batch step (once per job, on the job's first node)
+// decides MASTER_ADDR for the job's first host and leaves it in the batch shell's environment as
+// TRNSLURM_JOB_MASTER ("HOST ADDRESS HOW"); every step started from it whose first host is that
+// host takes it from there, without asking Slurm or DNS again on each of its nodes.
+inline constexpr std::string_view job_master_variable = "TRNSLURM_JOB_MASTER";
+std::string format_job_master(const Rendezvous& r);
+// The kept decision when it is for `host`, with how it was reached.
+std::optional<Rendezvous> parse_job_master(std::string_view text, const std::string& host);
 
 // choose_master() with the real resolver.
 Rendezvous find_master(const std::string& host, const EnvSettings& settings,
