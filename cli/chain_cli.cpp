@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 
 #include "colour.hpp"
 #include "commands.hpp"
@@ -35,7 +36,10 @@ int exit_code_for(ChainVerdict verdict) {
     case ChainVerdict::succeeded:
       return exit_ok;
     case ChainVerdict::running:
+    case ChainVerdict::unknown:  // never 1: a stage Slurm forgot is not a stage that failed
       return exit_running;
+    case ChainVerdict::held:
+      return exit_held;
     case ChainVerdict::failed:
       return exit_failure;
   }
@@ -71,13 +75,12 @@ int follow_status(const ChainOptions& options,
     return exit_usage;
   }
   for (;;) {
-    auto status = refresh_status(*chain, slurm);
+    auto status = refresh_status(*chain, slurm, pause_for);
     if (!status) {
       print_error(status.error());
       return exit_failure;
     }
-    if (!show(*chain, *status) || status->verdict != ChainVerdict::running)
-      return exit_code_for(status->verdict);
+    if (!show(*chain, *status) || !may_change(*status)) return exit_code_for(status->verdict);
   }
 }
 
@@ -111,6 +114,14 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
       gave_up = &e;
     }
   }
+  if (chain.leftovers && !(chain.leftovers->cancelled.empty() && chain.leftovers->remaining.empty())) {
+    const auto& l = *chain.leftovers;
+    out += fmt::format("  the submit of this chain was interrupted: cancelled {} job(s) it left ({})",
+                       l.cancelled.size(), fmt::join(l.cancelled, ","));
+    if (!l.remaining.empty())
+      out += fmt::format("; still queued: {} (run status or cancel again)", fmt::join(l.remaining, ","));
+    out += "\n";
+  }
   out += paint(to_string(status.verdict), state_colour(to_string(status.verdict)), colour);
   if (gave_up != nullptr) {
     out += fmt::format(": train gave up after {} restarts (max_restarts = {}): {}", gave_up->restart,
@@ -122,6 +133,15 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
     if (chain.manifest && f.job_id) {
       out += fmt::format(", log {}", output_path(chain.manifest->run_dir, f.name, *f.job_id).string());
     }
+  } else if (status.verdict == ChainVerdict::held) {
+    const auto& h = status.stages[*status.held_stage];
+    out += fmt::format(": {} {}", h.name, h.note);
+  } else if (status.verdict == ChainVerdict::unknown && status.unknown_stage) {
+    const auto& u = status.stages[*status.unknown_stage];
+    out += fmt::format(
+        ": how {} ended is not known ({}); enable accounting, or run status more often than "
+        "MinJobAge",
+        u.name, u.note);
   }
   out += "\n";
   return out;
@@ -153,8 +173,12 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   }
   j["restarts"] = std::move(restarts);
   j["progress"] = progress_json(progress);
-  j["failed_stage"] = status.failed_stage ? nlohmann::json(status.stages[*status.failed_stage].name)
-                                          : nlohmann::json(nullptr);
+  const auto stage_named = [&](const std::optional<std::size_t>& k) {
+    return k ? nlohmann::json(status.stages[*k].name) : nlohmann::json(nullptr);
+  };
+  j["failed_stage"] = stage_named(status.failed_stage);
+  j["held_stage"] = stage_named(status.held_stage);
+  j["unknown_stage"] = stage_named(status.unknown_stage);
   return j.dump(2) + "\n";
 }
 
@@ -166,6 +190,10 @@ std::optional<ProgressSummary> refresh_progress(TrainProgress& tracker, const Lo
     return std::nullopt;
   }
   return *progress;
+}
+
+void pause_for(std::chrono::milliseconds d) {
+  std::this_thread::sleep_for(d);
 }
 
 void install_interrupt_flag() {

@@ -2,6 +2,7 @@
 // What status, watch, logs, cancel and list share: finding a chain, asking Slurm, printing.
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -44,6 +45,9 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
 // The train stage's progress for this refresh; a problem reading it is a warning, never fatal.
 std::optional<ProgressSummary> refresh_progress(TrainProgress& tracker, const LoadedChain& chain,
                                                 const ChainStatus& status);
+
+// Sleeps: what the core's waits (`pause`) are given.
+void pause_for(std::chrono::milliseconds d);
 
 // How a SIGINT/SIGTERM/SIGHUP is seen: a flag set by the handler, checked between steps.
 void install_interrupt_flag();

@@ -26,11 +26,9 @@ int run(const Options& o) {
     print_error(chain.error());
     return exit_usage;
   }
-  std::vector<JobId> ids;
-  for (const auto& s : chain->stages) {
-    if (s.job_id) ids.push_back(*s.job_id);
-  }
-  auto result = cancel_jobs(ids, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
+  auto result = cancel_chain(
+      *chain, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); },
+      std::chrono::seconds(30));
   if (!result) {
     print_error(result.error());
     return exit_failure;

@@ -47,7 +47,7 @@ int run(const Options& o) {
                       "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
     return exit_usage;
   }
-  auto status = refresh_status(*chain, slurm);
+  auto status = refresh_status(*chain, slurm, pause_for);
   if (!status) {
     print_error(status.error());
     return exit_failure;

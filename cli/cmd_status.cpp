@@ -37,7 +37,8 @@ Command add_status(CLI::App& app) {
   sub->add_flag("--json", opts->json,
                 "Print the status as JSON (stages, states, job ids, logs, verdict, train progress)");
   sub->footer(
-      "Exit code: 0 the chain succeeded, 1 it failed (or was cancelled), 3 it is still pending or running.\n"
+      "Exit code: 0 the chain succeeded, 1 it failed (or was cancelled), 3 it is still pending or running\n"
+      "(or how a stage Slurm has forgotten ended is unknown), 4 a stage is held and waits for a person.\n"
       "A stage waiting on a failed one is shown 'blocked: <stage> failed' and cancelled.\n"
       "Once train runs: step/total, loss and its trend, tokens/s, ETA, last checkpoint, restarts, a stall\n"
       "(docs/progress.md), read from the trainer's own progress lines.\n"

@@ -110,11 +110,10 @@ Manifest new_manifest(const ChainSpec& chain, ManifestState state) {
   m.state = state;
   for (std::size_t k = 0; k < chain.stages.size(); ++k) {
     // Shown as the dependency in the manifest until the real id is known.
-    m.stages.push_back(StageRecord{chain.stages[k].name,
-                                   std::nullopt,
-                                   sbatch_argv(chain, k, k == 0 ? std::nullopt : std::optional<JobId>(0)),
-                                   {},
-                                   {}});
+    StageRecord r;
+    r.name = chain.stages[k].name;
+    r.sbatch_argv = sbatch_argv(chain, k, k == 0 ? std::nullopt : std::optional<JobId>(0));
+    m.stages.push_back(std::move(r));
   }
   return m;
 }
@@ -154,6 +153,7 @@ int run(const Options& args) {
   // arc4random rather than std::random_device, whose start-up probes the CPU with cpuid, which
   // traps to the hypervisor on a virtual machine.
   Result<ChainSpec> chain = fail("no chain id", "submit");
+  std::optional<SubmitLock> lock;
   for (int attempt = 0; attempt < 5; ++attempt) {
     const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
     auto inputs =
@@ -182,7 +182,18 @@ int run(const Options& args) {
       return exit_usage;
     }
     auto dir = create_run_dir(runs, id);
-    if (dir) break;
+    if (dir) {
+      // Before anything says "submitting": a status that finds that state without this lock
+      // cancels what the submit left behind.
+      if (args.dry_run) break;
+      auto locked = lock_submission(*dir);
+      if (!locked) {
+        print_error(locked.error());
+        return exit_failure;
+      }
+      lock.emplace(std::move(*locked));
+      break;
+    }
     if (attempt == 4) {
       print_error(dir.error());
       return exit_failure;
@@ -248,18 +259,21 @@ int run(const Options& args) {
   auto ids = submit_chain(*chain, slurm, hooks);
   if (records.valid()) (void)records.get();  // the first sbatch failed: the records are moot
   if (!ids) {
-    if (auto w = record_state(chain->run_dir, ManifestState::rolled_back); !w) print_error(w.error());
     const auto& f = ids.error();
+    const auto state =
+        f.rollback.remaining.empty() ? ManifestState::rolled_back : ManifestState::rollback_failed;
+    if (auto w = record_state(chain->run_dir, state); !w) print_error(w.error());
     print_error(f.error);
-    if (!f.rollback.cancelled.empty()) {
+    if (!f.rollback.remaining.empty()) {
+      fmt::print(stderr,
+                 "trnslurm: chain {} not submitted: rollback failed: jobs {} may still be in the queue; "
+                 "'trnslurm cancel {}' or the next 'trnslurm status' cancels them\n",
+                 chain->chain_id, fmt::join(f.rollback.remaining, ","), chain->chain_id);
+    } else if (!f.rollback.cancelled.empty()) {
       fmt::print(stderr, "trnslurm: chain {} not submitted: cancelled jobs {} already submitted for it\n",
                  chain->chain_id, fmt::join(f.rollback.cancelled, ","));
     } else {
       fmt::print(stderr, "trnslurm: chain {} not submitted: no job had been submitted\n", chain->chain_id);
-    }
-    if (!f.rollback.remaining.empty()) {
-      const auto left = fmt::format("{}", fmt::join(f.rollback.remaining, ","));
-      fmt::print(stderr, "trnslurm: jobs {} are still in the queue: run 'scancel {}'\n", left, left);
     }
     return exit_failure;
   }

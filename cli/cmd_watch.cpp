@@ -41,7 +41,7 @@ int run(const Options& o) {
     }
     (void)std::fflush(stdout);
     last = text;
-    if (status.verdict != ChainVerdict::running) return false;
+    if (!may_change(status)) return false;
     const auto until =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(o.interval * 1000));
     while (std::chrono::steady_clock::now() < until) {
@@ -63,7 +63,8 @@ Command add_watch(CLI::App& app) {
       ->capture_default_str();
   sub->footer(
       "On a terminal the status is redrawn in place; otherwise a new status is printed when it changes.\n"
-      "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running).\n"
+      "Exit code: as for status (0 succeeded, 1 failed, 3 interrupted while still running or unknown,\n"
+      "4 held: watch stops, since nothing changes until a person acts).\n"
       "Examples:\n"
       "  trnslurm watch\n"
       "  trnslurm watch --interval 30 20261122-005730-123-9f4f3270");

@@ -26,7 +26,8 @@ std::string paint(std::string_view text, Colour colour, bool enabled) {
 
 Colour state_colour(std::string_view phase) {
   if (phase == "succeeded" || phase == "ok") return Colour::green;
-  if (phase == "pending" || phase == "running" || phase == "warn") return Colour::yellow;
+  if (phase == "pending" || phase == "running" || phase == "held" || phase == "unknown" || phase == "warn")
+    return Colour::yellow;
   if (phase == "failed" || phase == "cancelled" || phase == "FAIL") return Colour::red;
   return Colour::none;
 }

@@ -1,5 +1,6 @@
 # What goes wrong, on the real cluster: a failing middle stage, sbatch failing at each stage k
-# (rollback), Ctrl-C during submission, cancel in the middle of a run.
+# (rollback), Ctrl-C and kill -9 during submission, a rollback that cannot cancel, cancel in the
+# middle of a run.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 
@@ -37,16 +38,36 @@ for stage in convert precompile train convert_back; do
   expect_contains "recorded state at stage $k" "rolled-back" "$("$trn" list | grep "$x")"
 done
 
-# Ctrl-C during submission: an sbatch that takes a second (a wrapper in front of the real one,
-# only to slow it down) lets the interrupt land mid-chain; the chain is rolled back.
-mkdir -p "$work/slow"
+# An interrupted submit leaves nothing behind. A wrapper in front of the real sbatch lets
+# sbatch create the train job, then says so ($work/created) and holds its answer back for 2 s:
+# the moment when the job exists but its id has not reached the journal.
+mkdir -p "$work/wrap" "$work/noscancel"
 real_sbatch=$(command -v sbatch)
-printf '#!/bin/sh\nsleep 1\nexec %s "$@"\n' "$real_sbatch" >"$work/slow/sbatch"
-chmod +x "$work/slow/sbatch"
-PATH="$work/slow:$PATH" "$trn" submit --samples 1000 >"$work/int.out" 2>&1 &
-pid=$!
-sleep 1.5
-kill -INT "$pid"
+cat >"$work/wrap/sbatch" <<WRAP
+#!/bin/sh
+out=\$("$real_sbatch" "\$@") || exit \$?
+case "\$*" in *-train\ *) touch "$work/created"; sleep 2 ;; esac
+printf '%s\n' "\$out"
+WRAP
+chmod +x "$work/wrap/sbatch"
+# Starts submit through the wrapper in a process group of its own (as a shell runs a foreground
+# command) and returns once the train job exists; $pid is submit's pid and process group.
+submit_until_created() {
+  rm -f "$work/created"
+  setsid env PATH="$work/wrap:$PATH" "$trn" submit --samples 1000 >"$work/int.out" 2>&1 &
+  pid=$!
+  local deadline=$((SECONDS + 30))
+  until [ -e "$work/created" ]; do
+    [ $SECONDS -lt $deadline ] || fail "the train job was never created: $(cat "$work/int.out")"
+    sleep 0.1
+  done
+}
+newest_chain() { find runs -mindepth 1 -maxdepth 1 -newer "$work/wrap/sbatch" -printf '%f\n' | sort | tail -n 1; }
+
+# Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group. sbatch runs in a
+# group of its own, so it finishes; its id is recorded and every job is cancelled.
+submit_until_created
+kill -INT -- -"$pid"
 set +e
 wait "$pid"
 rc=$?
@@ -56,8 +77,49 @@ expect_eq "exit code after Ctrl-C" 1 "$rc"
 expect_contains "Ctrl-C message" "interrupted" "$out"
 x=$(chain_of "$(grep 'not submitted' <<<"$out")")
 expect_eq "no job left after Ctrl-C" "" "$(active_jobs "$x")"
-checks=$((checks + 1))
-[ "$(chain_jobs "$x" | grep -c ' CANCELLED$' || true)" -ge 1 ] || fail "Ctrl-C: no job had been submitted: $out"
+expect_contains "Ctrl-C: the train job in flight was cancelled" "-train CANCELLED" "$(chain_jobs "$x")"
+expect_contains "Ctrl-C: the train id in flight was recorded" "job train" "$(cat "runs/$x/journal")"
+expect_contains "Ctrl-C: recorded state" "rolled-back" "$("$trn" list | grep "$x")"
+
+# kill -9 while sbatch holds the train id: the train job is nowhere on disk. The next status
+# finds it by name and comment and cancels the whole chain; so does cancel.
+for cleaner in status cancel; do
+  touch "$work/wrap/sbatch"
+  submit_until_created
+  kill -KILL -- -"$pid"
+  wait "$pid" || true
+  x=$(newest_chain)
+  expect_eq "$cleaner: the train job is queued" 1 "$(squeue -h -t pending -n "trn-$x-train" -o %i | wc -l)"
+  checks=$((checks + 1))
+  ! grep -q '^job train' "runs/$x/journal" || fail "$cleaner: the train id reached the journal"
+  capture "$trn" "$cleaner" "$x"
+  if [ "$cleaner" = status ]; then
+    expect_eq "status of an abandoned submit" 1 "$rc"
+    expect_contains "status says what it cancelled" "the submit of this chain was interrupted: cancelled" "$out"
+    expect_contains "status records the rollback" "rolled-back" "$("$trn" list | grep "$x")"
+  else
+    expect_eq "cancel of an abandoned submit" 0 "$rc"
+  fi
+  expect_eq "$cleaner: no job of the abandoned submit left" "" "$(active_jobs "$x")"
+  expect_contains "$cleaner: the train id found is recorded" "job train" "$(cat "runs/$x/journal")"
+done
+
+# A rollback whose scancel fails (a wrapper that always fails, like a controller that does not
+# answer) is tried again, then reported as failed, not rolled back; the next status cancels.
+printf '#!/bin/sh\necho "scancel: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' \
+  >"$work/noscancel/scancel"
+chmod +x "$work/noscancel/scancel"
+capture env PATH="$work/noscancel:$PATH" "$trn" submit --samples 1000 --stage-arg=train=--partition=nope \
+  --set "stages.convert.command=sleep 60"
+expect_eq "exit code when the rollback fails" 1 "$rc"
+expect_contains "the failed rollback is reported" "rollback failed: jobs" "$out"
+x=$(chain_of "$(grep 'not submitted' <<<"$out")")
+expect_contains "recorded state after a failed rollback" "rollback-failed" "$("$trn" list | grep "$x")"
+expect_eq "two jobs still queued after the failed rollback" 2 "$(active_jobs "$x" | wc -l)"
+capture "$trn" status "$x"
+expect_contains "status cancels what the rollback left" "cancelled 2 job(s)" "$out"
+expect_eq "no job left after status" "" "$(active_jobs "$x")"
+expect_contains "recorded state after status" "rolled-back" "$("$trn" list | grep "$x")"
 
 # cancel in the middle of a run: nothing of the chain is left in the queue.
 capture "$trn" submit --samples 1000 --set 'stages.train.command=sleep 60'

@@ -62,13 +62,13 @@ expect_contains "status from Slurm alone names the stage" "$train_id" "$out"
 expect_contains "status from Slurm alone says so" "from Slurm alone" "$out"
 mv "$work/moved" "runs/$c"
 
-# Slurm has forgotten a job (squeue -j exits 1) and there is no accounting: the manifest's last
-# state is used.
+# A job status has seen end is not asked again: the state recorded in the manifest stands, even
+# for an id Slurm never had (squeue -j would exit 1 for it).
 sed -i "s/^job train $train_id\$/job train 999999/" "runs/$c/journal"
 expect_contains "journal edited" "job train 999999" "$(cat "runs/$c/journal")"
 capture "$trn" status "$c"
-expect_eq "status with a forgotten job" 0 "$rc"
-expect_contains "forgotten job from the manifest" "last state seen by trnslurm" "$out"
+expect_eq "status with a recorded end" 0 "$rc"
+expect_contains "recorded end from the manifest" "999999  COMPLETED" "$(grep ' train ' <<<"$out")"
 
 # watch (not a terminal: plain status blocks) until the end; logs -f follows a stage to its end.
 capture "$trn" submit --samples 1000 --set 'stages.train.command=echo begin; sleep 2; echo end'

@@ -16,7 +16,7 @@ std::map<JobId, const JobRow*> by_id(const std::vector<JobRow>& rows) {
 
 void fill_from_row(StageStatus& s, const JobRow& row, const char* source) {
   s.state = row.state;
-  s.phase = phase_of(row.state);
+  s.phase = phase_of(row);
   s.reason = row.reason;
   s.elapsed = row.elapsed;
   s.nodes = row.nodes;
@@ -28,8 +28,9 @@ void fill_from_row(StageStatus& s, const JobRow& row, const char* source) {
 
 JobPhase phase_of(std::string_view st) {
   if (st == "COMPLETED") return JobPhase::succeeded;
-  if (st == "PENDING" || st == "REQUEUED" || st == "REQUEUE_HOLD" || st == "REQUEUE_FED" ||
-      st == "RESV_DEL_HOLD" || st == "SUSPENDED" || st == "SPECIAL_EXIT" || st == "RESIZING")
+  // REQUEUE_HOLD, SPECIAL_EXIT: requeued and held until someone releases the job.
+  if (st == "REQUEUE_HOLD" || st == "SPECIAL_EXIT" || st == "RESV_DEL_HOLD") return JobPhase::held;
+  if (st == "PENDING" || st == "REQUEUED" || st == "REQUEUE_FED" || st == "SUSPENDED" || st == "RESIZING")
     return JobPhase::pending;
   if (st == "RUNNING" || st == "CONFIGURING" || st == "COMPLETING" || st == "STAGE_OUT" ||
       st == "SIGNALING" || st == "STOPPED")
@@ -41,8 +42,26 @@ JobPhase phase_of(std::string_view st) {
   return JobPhase::unknown;
 }
 
+bool is_held_reason(std::string_view reason) {
+  // Reason names from Slurm's job_reason_string (JobHeldUser, JobHeldAdmin, JobHoldMaxRequeue);
+  // a requeue-hold replaces the reason with its description ("launch failed requeued held",
+  // "job requeued in held state").
+  return reason.starts_with("JobHeld") || reason == "JobHoldMaxRequeue" ||
+         reason.find("requeued held") != std::string_view::npos ||
+         reason.find("held state") != std::string_view::npos;
+}
+
+JobPhase phase_of(const JobRow& row) {
+  const auto p = phase_of(row.state);
+  return p == JobPhase::pending && is_held_reason(row.reason) ? JobPhase::held : p;
+}
+
 bool is_active(JobPhase p) {
-  return p == JobPhase::pending || p == JobPhase::running;
+  return p == JobPhase::pending || p == JobPhase::running || p == JobPhase::held;
+}
+
+bool is_terminal(JobPhase p) {
+  return p == JobPhase::succeeded || p == JobPhase::failed || p == JobPhase::cancelled;
 }
 
 std::string_view to_string(ChainVerdict v) {
@@ -53,6 +72,10 @@ std::string_view to_string(ChainVerdict v) {
       return "running";
     case ChainVerdict::failed:
       return "failed";
+    case ChainVerdict::held:
+      return "held";
+    case ChainVerdict::unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -63,6 +86,8 @@ std::string_view to_string(JobPhase p) {
       return "pending";
     case JobPhase::running:
       return "running";
+    case JobPhase::held:
+      return "held";
     case JobPhase::succeeded:
       return "succeeded";
     case JobPhase::failed:
@@ -88,7 +113,7 @@ Result<Rollback> cancel_jobs(const std::vector<JobId>& ids, SlurmClient& slurm,
     if (!rows) return std::unexpected(rows.error());
     out.remaining.clear();
     for (const auto& r : *rows) {
-      if (is_active(phase_of(r.state))) out.remaining.push_back(r.id);
+      if (is_active(phase_of(r))) out.remaining.push_back(r.id);
     }
     if (out.remaining.empty() || waited >= timeout) break;
     // A job can be submitted but not yet cancellable: ask again for what is left.
@@ -105,7 +130,12 @@ std::expected<std::vector<JobId>, SubmitFailure> submit_chain(const ChainSpec& c
   std::vector<JobId> ids;
   const auto roll_back = [&](Error error, std::size_t stage) {
     SubmitFailure f{std::move(error), stage, {}};
+    // scancel itself can fail (slurmctld busy or restarting): try again before giving up.
     auto rb = cancel_jobs(ids, slurm, hooks.pause);
+    for (int attempt = 1; !rb && attempt < 3; ++attempt) {
+      hooks.pause(std::chrono::seconds(1));
+      rb = cancel_jobs(ids, slurm, hooks.pause);
+    }
     if (rb) {
       f.rollback = std::move(*rb);
     } else {
@@ -147,89 +177,169 @@ namespace {
 
 using RowsById = std::map<JobId, const JobRow*>;
 
-// What squeue, else sacct, else the manifest says of one stage's job.
+// What squeue, else sacct, else an earlier status says of one stage's job.
 StageStatus observe_stage(const StageRef& ref, const RowsById& live, const RowsById& accounted) {
   StageStatus s;
   s.name = ref.name;
   s.job_id = ref.job_id;
+  const auto recorded = phase_of(ref.last_state);
   if (!ref.job_id) {
+    // Never submitted: it will never run, which is as certain as a failure.
     s.state = "NOT_SUBMITTED";
-    s.phase = JobPhase::unknown;
+    s.phase = JobPhase::cancelled;
     s.note = "not submitted";
   } else if (auto it = live.find(*ref.job_id); it != live.end()) {
     fill_from_row(s, *it->second, "squeue");
   } else if (auto at = accounted.find(*ref.job_id); at != accounted.end()) {
     fill_from_row(s, *at->second, "sacct");
-  } else if (!ref.last_state.empty()) {
+  } else if (is_terminal(recorded)) {
+    // Recorded by an earlier status (or not asked again): an ended job does not change.
     s.state = ref.last_state;
-    s.phase = phase_of(ref.last_state);
+    s.phase = recorded;
     s.exit_code = ref.last_exit_code;
+    s.reason = ref.last_reason;
+    s.elapsed = ref.last_elapsed;
+    s.nodes = ref.last_nodes;
     s.source = "manifest";
-    s.note = "forgotten by Slurm; last state seen by trnslurm";
-    // A job Slurm forgot is no longer queued: what was last seen active has ended somehow.
-    if (is_active(s.phase)) s.phase = JobPhase::unknown;
   } else {
+    // Slurm forgot the job (MinJobAge) and there is no accounting: it ended, but how is not
+    // known. Never a failure by itself: evaluate_chain looks at the stages after it.
     s.state = "UNKNOWN";
     s.phase = JobPhase::unknown;
-    s.note = "forgotten by Slurm and no accounting";
+    s.note = ref.last_state.empty()
+                 ? "forgotten by Slurm, no accounting, never seen ended"
+                 : fmt::format("forgotten by Slurm, no accounting; last seen {}", ref.last_state);
+  }
+  if (s.phase == JobPhase::held) {
+    s.note = fmt::format("held ({}): 'scontrol release {}' once the cause is fixed, or 'trnslurm cancel'",
+                         s.reason.empty() ? s.state : s.reason, *s.job_id);
   }
   return s;
+}
+
+bool pends_on_dependency(const StageStatus& s) {
+  return s.reason == "Dependency" || s.reason == "DependencyNeverSatisfied";
+}
+
+// Whether stage `s` shows that the stage before it (its afterok parent) COMPLETED: it started,
+// or it pends for a reason Slurm only gives once the dependency is satisfied. slurmctld's
+// job_independent() tests dependencies before the begin time, reservations and resources;
+// held jobs, bad accounts/QOS and "None" (not yet evaluated) say nothing either way.
+bool shows_parent_completed(const StageStatus& s) {
+  if (!s.job_id || s.source.empty()) return false;
+  if (s.phase == JobPhase::pending) {
+    return !pends_on_dependency(s) && s.reason != "None" && !s.reason.empty() &&
+           s.reason != "InvalidAccount" && s.reason != "InvalidQOS" && s.reason != "BurstBufferOperation" &&
+           s.reason != "ReservationDeleted";
+  }
+  // A job cancelled (or past its deadline) while pending never started; every other end did.
+  return s.phase == JobPhase::running || s.phase == JobPhase::succeeded ||
+         (s.phase == JobPhase::failed && s.state != "DEADLINE" && s.state != "REVOKED");
+}
+
+// Forgotten stages, from the stages after them (walked backwards: an inferred COMPLETED shows
+// its own parent completed too).
+void infer_forgotten(std::vector<StageStatus>& stages) {
+  const StageStatus* witness = nullptr;  // the nearest later stage showing its parent completed
+  for (std::size_t k = stages.size(); k-- > 0;) {
+    auto& s = stages[k];
+    if (s.phase == JobPhase::unknown && s.job_id && s.state == "UNKNOWN") {
+      const auto* next = k + 1 < stages.size() ? &stages[k + 1] : nullptr;
+      if (witness != nullptr) {
+        s.state = "COMPLETED";
+        s.phase = JobPhase::succeeded;
+        s.source = "inferred";
+        s.note = fmt::format("forgotten by Slurm; completed: {} {} after it", witness->name,
+                             witness->phase == JobPhase::pending ? "became eligible" : "started");
+      } else if (next != nullptr && next->reason == "DependencyNeverSatisfied") {
+        s.state = "FAILED";
+        s.phase = JobPhase::failed;
+        s.source = "inferred";
+        s.note =
+            fmt::format("forgotten by Slurm; did not complete: {} says DependencyNeverSatisfied", next->name);
+      }
+    }
+    if (shows_parent_completed(s) || (s.source == "inferred" && s.phase == JobPhase::succeeded)) witness = &s;
+  }
 }
 
 // A pending stage behind a failed one can never start: it is shown blocked and, when it has a
 // job, queued for cancelling. `failed` names the earlier failed stage, if any.
 void mark_blocked(StageStatus& s, const std::string* failed, std::vector<JobId>& to_cancel) {
-  if (s.phase == JobPhase::pending && (failed != nullptr || s.reason == "DependencyNeverSatisfied")) {
+  const bool waiting = s.phase == JobPhase::pending || s.phase == JobPhase::held;
+  if (waiting && (failed != nullptr || s.reason == "DependencyNeverSatisfied")) {
     s.note = failed != nullptr ? fmt::format("blocked: {} failed", *failed) : "blocked: a dependency failed";
     s.state = "BLOCKED";
     s.phase = JobPhase::cancelled;
     if (s.job_id) to_cancel.push_back(*s.job_id);
-  } else if (s.phase == JobPhase::cancelled && failed != nullptr) {
+  } else if (s.phase == JobPhase::cancelled && failed != nullptr && s.job_id) {
     s.note = fmt::format("blocked: {} failed (cancelled)", *failed);
   }
 }
 
 }  // namespace
 
+bool may_change(const ChainStatus& status) {
+  if (status.verdict == ChainVerdict::running) return true;
+  return status.verdict == ChainVerdict::unknown &&
+         std::any_of(status.stages.begin(), status.stages.end(),
+                     [](const StageStatus& s) { return is_active(s.phase); });
+}
+
 ChainStatus evaluate_chain(const std::vector<StageRef>& stages, const std::vector<JobRow>& squeue_rows,
                            const std::optional<std::vector<JobRow>>& sacct_rows) {
   ChainStatus out;
   const auto live = by_id(squeue_rows);
   const auto accounted = sacct_rows ? by_id(*sacct_rows) : RowsById{};
+  for (const auto& ref : stages) out.stages.push_back(observe_stage(ref, live, accounted));
+  infer_forgotten(out.stages);
   bool any_active = false;
-  bool all_done = true;
-  for (const auto& ref : stages) {
-    auto s = observe_stage(ref, live, accounted);
-    mark_blocked(s, out.failed_stage ? &stages[*out.failed_stage].name : nullptr, out.to_cancel);
-    if ((s.phase == JobPhase::failed || s.phase == JobPhase::cancelled || s.phase == JobPhase::unknown) &&
-        !out.failed_stage) {
-      out.failed_stage = out.stages.size();
-    }
+  bool all_done = !stages.empty();
+  for (std::size_t k = 0; k < out.stages.size(); ++k) {
+    auto& s = out.stages[k];
+    mark_blocked(s, out.failed_stage ? &out.stages[*out.failed_stage].name : nullptr, out.to_cancel);
+    if ((s.phase == JobPhase::failed || s.phase == JobPhase::cancelled) && !out.failed_stage)
+      out.failed_stage = k;
+    if (s.phase == JobPhase::held && !out.held_stage) out.held_stage = k;
+    if (s.phase == JobPhase::unknown && !out.unknown_stage) out.unknown_stage = k;
     // squeue says 0 for jobs that have not ended: no exit code yet.
     if (is_active(s.phase)) {
       any_active = true;
       s.exit_code.clear();
     }
     if (s.phase != JobPhase::succeeded) all_done = false;
-    out.stages.push_back(std::move(s));
   }
-  if (all_done && !stages.empty()) {
+  if (all_done) {
     out.verdict = ChainVerdict::succeeded;
   } else if (out.failed_stage) {
     // Stages still running after a failure are not ours to wait for: the chain has failed.
     out.verdict = ChainVerdict::failed;
+  } else if (out.held_stage) {
+    out.verdict = ChainVerdict::held;
+  } else if (out.unknown_stage || !any_active) {
+    out.verdict = ChainVerdict::unknown;
   } else {
-    out.verdict = any_active ? ChainVerdict::running : ChainVerdict::failed;
+    out.verdict = ChainVerdict::running;
   }
   return out;
 }
 
-Result<ChainStatus> query_chain(const std::vector<StageRef>& stages, SlurmClient& slurm) {
+std::vector<JobId> ids_to_ask(const std::vector<StageRef>& stages) {
   std::vector<JobId> ids;
   for (const auto& s : stages) {
-    if (s.job_id) ids.push_back(*s.job_id);
+    if (s.job_id && !is_terminal(phase_of(s.last_state))) ids.push_back(*s.job_id);
   }
-  auto rows = slurm.squeue(ids);
+  return ids;
+}
+
+Result<std::vector<ChainStatus>> query_chains(const std::vector<std::vector<StageRef>>& chains,
+                                              SlurmClient& slurm) {
+  std::vector<JobId> ids;
+  for (const auto& c : chains) {
+    const auto mine = ids_to_ask(c);
+    ids.insert(ids.end(), mine.begin(), mine.end());
+  }
+  auto rows = ids.empty() ? Result<std::vector<JobRow>>{} : slurm.squeue(ids);
   if (!rows) return std::unexpected(rows.error());
   std::vector<JobId> forgotten;
   for (auto id : ids) {
@@ -242,7 +352,16 @@ Result<ChainStatus> query_chain(const std::vector<StageRef>& stages, SlurmClient
     if (!acct) return std::unexpected(acct.error());
     accounted = std::move(*acct);
   }
-  return evaluate_chain(stages, *rows, accounted);
+  std::vector<ChainStatus> out;
+  out.reserve(chains.size());
+  for (const auto& c : chains) out.push_back(evaluate_chain(c, *rows, accounted));
+  return out;
+}
+
+Result<ChainStatus> query_chain(const std::vector<StageRef>& stages, SlurmClient& slurm) {
+  auto all = query_chains({stages}, slurm);
+  if (!all) return std::unexpected(all.error());
+  return std::move(all->front());
 }
 
 Result<std::vector<StageRef>> find_chain_in_slurm(std::string_view chain_id, SlurmClient& slurm) {
@@ -258,7 +377,11 @@ Result<std::vector<StageRef>> find_chain_in_slurm(std::string_view chain_id, Slu
     for (const auto& r : *rows) {
       if (r.comment == comment && (!newest || r.id > *newest)) newest = r.id;
     }
-    if (newest) out.push_back(StageRef{std::string(stage), newest, {}, {}});
+    if (!newest) continue;
+    StageRef ref;
+    ref.name = stage;
+    ref.job_id = newest;
+    out.push_back(std::move(ref));
   }
   if (out.empty()) {
     return fail(

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ranges>
+#include <tuple>
 
 #include "trnslurm/chain/chain.hpp"
 
@@ -19,7 +21,7 @@ Result<LoadedChain> load_chain(const std::filesystem::path& runs_dir, std::strin
       return fail(fmt::format("chain {} was a dry run: nothing was submitted", m->chain_id), dir->string(),
                   "give the id of a submitted chain ('trnslurm list')");
     }
-    LoadedChain c{m->chain_id, std::move(*m), {}};
+    LoadedChain c{m->chain_id, std::move(*m), {}, std::nullopt};
     c.stages = stage_refs(*c.manifest);
     return c;
   }
@@ -27,10 +29,57 @@ Result<LoadedChain> load_chain(const std::filesystem::path& runs_dir, std::strin
   // The local state is gone: every job carries its chain and stage in its name and comment.
   auto found = find_chain_in_slurm(chain, slurm);
   if (!found) return std::unexpected(found.error());
-  return LoadedChain{std::string(chain), std::nullopt, std::move(*found)};
+  return LoadedChain{std::string(chain), std::nullopt, std::move(*found), std::nullopt};
 }
 
-Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
+Result<Rollback> cancel_chain(LoadedChain& chain, SlurmClient& slurm,
+                              const std::function<void(std::chrono::milliseconds)>& pause,
+                              std::chrono::milliseconds timeout) {
+  std::vector<std::string> names;
+  names.reserve(chain.stages.size());
+  for (const auto& s : chain.stages) names.push_back(job_name(chain.chain_id, s.name));
+  auto rows = names.empty() ? Result<std::vector<JobRow>>{} : slurm.squeue_by_name(names);
+  if (!rows) return std::unexpected(rows.error());
+  std::vector<JobId> ids;
+  const auto add = [&](JobId id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  for (auto& s : chain.stages) {
+    if (s.job_id) add(*s.job_id);
+    for (const auto& r : *rows) {
+      if (r.comment != job_comment(chain.chain_id, s.name) || !is_active(phase_of(r))) continue;
+      add(r.id);
+      if (s.job_id) continue;
+      // Created by an sbatch whose answer never reached the journal: recorded now.
+      s.job_id = r.id;
+      if (chain.manifest) {
+        for (auto& rec : chain.manifest->stages) {
+          if (rec.name == s.name && !rec.job_id) rec.job_id = r.id;
+        }
+        (void)record_job(chain.manifest->run_dir, s.name, r.id);
+      }
+    }
+  }
+  return cancel_jobs(ids, slurm, pause, timeout);
+}
+
+namespace {
+// A submit that died mid-way, or whose rollback could not cancel everything, left jobs behind.
+bool may_have_leftovers(const Manifest& m) {
+  return m.state == ManifestState::rollback_failed ||
+         (m.state == ManifestState::submitting && !submission_in_progress(m.run_dir));
+}
+}  // namespace
+
+Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm,
+                                   const std::function<void(std::chrono::milliseconds)>& pause) {
+  if (chain.manifest && may_have_leftovers(*chain.manifest)) {
+    auto swept = cancel_chain(chain, slurm, pause, std::chrono::seconds(5));
+    if (!swept) return std::unexpected(swept.error());
+    const auto state = swept->remaining.empty() ? ManifestState::rolled_back : ManifestState::rollback_failed;
+    if (record_state(chain.manifest->run_dir, state)) chain.manifest->state = state;
+    chain.leftovers = std::move(*swept);
+  }
   auto status = query_chain(chain.stages, slurm);
   if (!status) return std::unexpected(status.error());
   if (!status->to_cancel.empty()) {
@@ -43,12 +92,14 @@ Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm) {
     for (std::size_t i = 0; i < chain.manifest->stages.size() && i < status->stages.size(); ++i) {
       auto& rec = chain.manifest->stages[i];
       const auto& st = status->stages[i];
-      if (st.source == "squeue" || st.source == "sacct") {
+      if (st.source == "squeue" || st.source == "sacct" || st.source == "inferred") {
         // A blocked stage has just been cancelled: that is what Slurm will say of it from now on.
         const auto state = st.state == "BLOCKED" ? std::string("CANCELLED") : st.state;
-        if (rec.last_state != state || rec.last_exit_code != st.exit_code) {
-          rec.last_state = state;
-          rec.last_exit_code = st.exit_code;
+        // Elapsed time alone changing is no reason to rewrite the manifest at every refresh.
+        if (std::tie(rec.last_state, rec.last_exit_code, rec.last_reason) !=
+            std::tie(state, st.exit_code, st.reason)) {
+          std::tie(rec.last_state, rec.last_exit_code, rec.last_reason, rec.last_elapsed, rec.last_nodes) =
+              std::tie(state, st.exit_code, st.reason, st.elapsed, st.nodes);
           changed = true;
         }
       }

@@ -1,6 +1,7 @@
 #include "trnslurm/chain/run_dir.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,11 +23,13 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<EnumName<ManifestState>, 5> state_names{{{ManifestState::dry_run, "dry-run"},
-                                                              {ManifestState::submitting, "submitting"},
-                                                              {ManifestState::submitted, "submitted"},
-                                                              {ManifestState::rolled_back, "rolled-back"},
-                                                              {ManifestState::cancelled, "cancelled"}}};
+constexpr std::array<EnumName<ManifestState>, 6> state_names{
+    {{ManifestState::dry_run, "dry-run"},
+     {ManifestState::submitting, "submitting"},
+     {ManifestState::submitted, "submitted"},
+     {ManifestState::rolled_back, "rolled-back"},
+     {ManifestState::rollback_failed, "rollback-failed"},
+     {ManifestState::cancelled, "cancelled"}}};
 
 }  // namespace
 
@@ -45,6 +48,9 @@ std::string manifest_to_json(const Manifest& m) {
     j["job_id"] = s.job_id ? json(*s.job_id) : json(nullptr);
     if (!s.last_state.empty()) j["last_state"] = s.last_state;
     if (!s.last_exit_code.empty()) j["last_exit_code"] = s.last_exit_code;
+    if (!s.last_reason.empty()) j["last_reason"] = s.last_reason;
+    if (!s.last_elapsed.empty()) j["last_elapsed"] = s.last_elapsed;
+    if (!s.last_nodes.empty()) j["last_nodes"] = s.last_nodes;
     stages.push_back(std::move(j));
   }
   json j{{"chain_id", m.chain_id},
@@ -75,6 +81,9 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
       r.sbatch_argv = s.value("sbatch_argv", std::vector<std::string>{});
       r.last_state = s.value("last_state", "");
       r.last_exit_code = s.value("last_exit_code", "");
+      r.last_reason = s.value("last_reason", "");
+      r.last_elapsed = s.value("last_elapsed", "");
+      r.last_nodes = s.value("last_nodes", "");
       m.stages.push_back(std::move(r));
     }
     if (!is_chain_id(m.chain_id)) return fail(fmt::format("bad chain id '{}'", m.chain_id), where);
@@ -88,7 +97,9 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
 std::vector<StageRef> stage_refs(const Manifest& m) {
   std::vector<StageRef> out;
   out.reserve(m.stages.size());
-  for (const auto& s : m.stages) out.push_back(StageRef{s.name, s.job_id, s.last_state, s.last_exit_code});
+  for (const auto& s : m.stages)
+    out.push_back(StageRef{s.name, s.job_id, s.last_state, s.last_exit_code, s.last_reason, s.last_elapsed,
+                           s.last_nodes});
   return out;
 }
 
@@ -176,6 +187,34 @@ void apply_journal(Manifest& m, std::string_view journal) {
         arg = fmt::format("--dependency=afterok:{}", *m.stages[k - 1].job_id);
     }
   }
+}
+
+SubmitLock::~SubmitLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor drops the lock
+}
+
+Result<SubmitLock> lock_submission(const fs::path& run_dir) {
+  const auto path = run_dir / "submit.lock";
+  // O_CLOEXEC: an sbatch started by submit must not keep the lock alive after submit died.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return fail(fmt::format("cannot create the submit lock: {}", std::strerror(errno)), path.string());
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return fail(fmt::format("cannot lock the run directory: {}", std::strerror(err)), path.string(),
+                "another submit uses this run directory, or the file system has no flock (mount with flock)");
+  }
+  return SubmitLock(fd);
+}
+
+bool submission_in_progress(const fs::path& run_dir) {
+  const auto path = run_dir / "submit.lock";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
 }
 
 std::vector<fs::path> list_run_dirs(const fs::path& runs_dir) {

@@ -18,7 +18,9 @@ class FakeSlurm : public SlurmClient {
   bool has_accounting = false;
   std::map<JobId, JobRow> accounting;
   int squeue_calls = 0;
-  int cancel_delay = 0;  // squeue calls during which a cancelled job still shows RUNNING
+  std::vector<JobId> asked;  // the ids of the last squeue call
+  int cancel_delay = 0;      // squeue calls during which a cancelled job still shows RUNNING
+  int scancel_failures = 0;  // scancel calls that fail (slurmctld not answering) before one works
 
   Result<JobId> sbatch(const std::vector<std::string>& argv) override {
     sbatch_calls.push_back(argv);
@@ -36,6 +38,10 @@ class FakeSlurm : public SlurmClient {
     return id;
   }
   Result<void> scancel(const std::vector<JobId>& ids) override {
+    if (scancel_failures > 0) {
+      --scancel_failures;
+      return fail("scancel: error: Unable to contact slurm controller (connect failure)", "scancel");
+    }
     for (auto id : ids) {
       cancelled.push_back(id);
       if (auto it = jobs.find(id);
@@ -47,6 +53,7 @@ class FakeSlurm : public SlurmClient {
   }
   Result<std::vector<JobRow>> squeue(const std::vector<JobId>& ids) override {
     ++squeue_calls;
+    asked = ids;
     if (cancel_delay > 0 && --cancel_delay == 0) {
       for (auto& [id, r] : jobs) {
         if (r.state == "COMPLETING") r.state = "CANCELLED";

@@ -18,8 +18,12 @@ ChainSpec four_stages() {
 }
 std::vector<StageRef> refs(std::vector<std::optional<JobId>> ids) {
   std::vector<StageRef> out;
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    out.push_back(StageRef{std::string(stage_names[i]), ids[i], {}, {}});
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    StageRef r;
+    r.name = stage_names[i];
+    r.job_id = ids[i];
+    out.push_back(std::move(r));
+  }
   return out;
 }
 }  // namespace
@@ -81,6 +85,26 @@ TEST_CASE("chain_jobs: rollback reports jobs that refuse to go") {
   auto r = submit_chain(four_stages(), slurm);
   REQUIRE_FALSE(r);
   CHECK(r.error().rollback.remaining == std::vector<JobId>{100});
+}
+
+TEST_CASE("chain_jobs: a rollback whose scancel fails is retried, and reported when it never works") {
+  FakeSlurm slurm;
+  slurm.fail_at_call = 2;
+  SECTION("scancel works at the third try") {
+    slurm.scancel_failures = 2;
+    auto r = submit_chain(four_stages(), slurm);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().rollback.cancelled == std::vector<JobId>{100, 101});
+    CHECK(r.error().rollback.remaining.empty());
+    for (const auto& [id, job] : slurm.jobs) CHECK(job.state == "CANCELLED");
+  }
+  SECTION("scancel never works: every id remains") {
+    slurm.scancel_failures = 1'000;
+    auto r = submit_chain(four_stages(), slurm);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().rollback.remaining == std::vector<JobId>{100, 101});
+    CHECK(r.error().error.hint.find("cancelling the jobs already submitted failed too") != std::string::npos);
+  }
 }
 
 TEST_CASE("chain_jobs: Ctrl-C during submission rolls back") {
@@ -218,7 +242,8 @@ TEST_CASE("chain_jobs: forgotten jobs come from sacct, else from the manifest") 
     CHECK(s->stages[0].source == "manifest");
     CHECK(s->verdict == ChainVerdict::running);
   }
-  SECTION("accounting wins over the manifest") {
+  SECTION("accounting wins over an active state recorded") {
+    r[0].last_state = "RUNNING";
     slurm.has_accounting = true;
     JobRow row;
     row.id = 1;
@@ -230,13 +255,146 @@ TEST_CASE("chain_jobs: forgotten jobs come from sacct, else from the manifest") 
     CHECK(s->stages[0].source == "sacct");
     CHECK(s->verdict == ChainVerdict::failed);
   }
-  SECTION("nothing known at all") {
+  SECTION("nothing known at all: unknown, not failed") {
     r[0].last_state = "";
+    slurm.set(2, "PENDING", "JobHeldUser");
     auto s = query_chain(r, slurm);
     REQUIRE(s);
     CHECK(s->stages[0].state == "UNKNOWN");
-    CHECK(s->verdict == ChainVerdict::failed);
+    CHECK(s->stages[0].phase == JobPhase::unknown);
+    s = query_chain(r, slurm);
+    REQUIRE(s);
+    CHECK(s->verdict == ChainVerdict::held);
+    CHECK(s->unknown_stage == std::size_t{0});
+    CHECK(s->to_cancel.empty());
   }
+}
+
+TEST_CASE("chain_jobs: a forgotten stage is not a failed one") {
+  // No accounting, MinJobAge passed: Slurm forgot convert (id 1). What the stages after it
+  // show decides; nothing is cancelled unless a failure is seen.
+  FakeSlurm slurm;
+  auto r = refs({1, 2, 3, 4});
+  slurm.set(3, "PENDING", "Dependency");
+  slurm.set(4, "PENDING", "Dependency");
+  const auto last_seen = GENERATE(as<std::string>{}, "", "PENDING", "RUNNING");
+  r[0].last_state = last_seen;
+  SECTION("its dependent pends on resources: it completed") {
+    slurm.set(2, "PENDING", "Resources");
+    auto s = query_chain(r, slurm);
+    REQUIRE(s);
+    CHECK(s->stages[0].state == "COMPLETED");
+    CHECK(s->stages[0].phase == JobPhase::succeeded);
+    CHECK(s->stages[0].source == "inferred");
+    CHECK(s->stages[0].note == "forgotten by Slurm; completed: precompile became eligible after it");
+    CHECK(s->verdict == ChainVerdict::running);
+    CHECK(s->to_cancel.empty());
+  }
+  SECTION("a later stage started: every stage before it completed") {
+    r[1].last_state = "";
+    slurm.set(3, "RUNNING");
+    auto s = query_chain(r, slurm);
+    REQUIRE(s);
+    CHECK(s->stages[0].state == "COMPLETED");
+    CHECK(s->stages[1].state == "COMPLETED");
+    CHECK(s->stages[1].note == "forgotten by Slurm; completed: train started after it");
+    CHECK(s->verdict == ChainVerdict::running);
+  }
+  SECTION("its dependent is held: unknown, exit 3, nothing cancelled") {
+    slurm.set(2, "PENDING", "JobHeldUser");
+    auto s = query_chain(r, slurm);
+    REQUIRE(s);
+    CHECK(s->stages[0].state == "UNKNOWN");
+    CHECK_FALSE(s->failed_stage);
+    CHECK(s->to_cancel.empty());
+    CHECK(s->unknown_stage == std::size_t{0});
+  }
+  SECTION("its dependent still waits on it (or was not evaluated yet): unknown") {
+    slurm.set(2, "PENDING", GENERATE("Dependency", "None"));
+    auto s = query_chain(r, slurm);
+    REQUIRE(s);
+    CHECK(s->verdict == ChainVerdict::unknown);
+    CHECK(may_change(*s));  // the dependent's start will tell
+    CHECK(s->to_cancel.empty());
+  }
+  SECTION("its dependent can never start: it failed, and the dependents are blocked") {
+    slurm.set(2, "PENDING", "DependencyNeverSatisfied");
+    auto s = query_chain(r, slurm);
+    REQUIRE(s);
+    CHECK(s->stages[0].state == "FAILED");
+    CHECK(s->stages[0].source == "inferred");
+    CHECK(s->verdict == ChainVerdict::failed);
+    CHECK(s->failed_stage == std::size_t{0});
+    CHECK(s->to_cancel == std::vector<JobId>{2, 3, 4});
+  }
+  SECTION("the last stage forgotten with nothing after it: unknown for good") {
+    auto two = refs({1, 2});
+    two[0].last_state = "COMPLETED";
+    two[1].last_state = last_seen;
+    auto s = query_chain(two, slurm);
+    REQUIRE(s);
+    CHECK(s->verdict == ChainVerdict::unknown);
+    CHECK_FALSE(may_change(*s));
+  }
+}
+
+TEST_CASE("chain_jobs: a held stage is held, and says why") {
+  FakeSlurm slurm;
+  slurm.set(1, "COMPLETED");
+  slurm.set(2, "COMPLETED");
+  slurm.set(4, "PENDING", "Dependency");
+  const auto [state, reason] = GENERATE(table<std::string, std::string>({
+      {"PENDING", "launch failed requeued held"},
+      {"PENDING", "JobHoldMaxRequeue"},
+      {"PENDING", "JobHeldAdmin"},
+      {"REQUEUE_HOLD", "job requeued in held state"},
+  }));
+  slurm.set(3, state, reason);
+  auto s = query_chain(refs({1, 2, 3, 4}), slurm);
+  REQUIRE(s);
+  CHECK(s->stages[2].phase == JobPhase::held);
+  CHECK(s->verdict == ChainVerdict::held);
+  CHECK(s->held_stage == std::size_t{2});
+  CHECK(s->stages[2].note.starts_with("held (" + reason + "): 'scontrol release 3'"));
+  CHECK_FALSE(may_change(*s));
+  CHECK(s->to_cancel.empty());
+  CHECK(is_active(phase_of(slurm.jobs[3])));  // still queued: cancel must wait for it
+}
+
+TEST_CASE("chain_jobs: a recorded terminal state is not asked again") {
+  FakeSlurm slurm;
+  slurm.set(3, "RUNNING");
+  auto r = refs({1, 2, 3, 4});
+  r[0].last_state = "COMPLETED";
+  r[0].last_elapsed = "0:42";
+  r[1].last_state = "COMPLETED";
+  r[3].last_state = "PENDING";
+  CHECK(ids_to_ask(r) == std::vector<JobId>{3, 4});
+  slurm.set(4, "PENDING", "Dependency");
+  auto s = query_chain(r, slurm);
+  REQUIRE(s);
+  CHECK(slurm.asked == std::vector<JobId>{3, 4});
+  CHECK(s->stages[0].source == "manifest");
+  CHECK(s->stages[0].elapsed == "0:42");
+  CHECK(s->stages[0].note.empty());
+  CHECK(s->verdict == ChainVerdict::running);
+  for (auto& x : r) x.last_state = "COMPLETED";
+  slurm.squeue_calls = 0;
+  s = query_chain(r, slurm);
+  REQUIRE(s);
+  CHECK(slurm.squeue_calls == 0);
+  CHECK(s->verdict == ChainVerdict::succeeded);
+}
+
+TEST_CASE("chain_jobs: several chains, one squeue call") {
+  FakeSlurm slurm;
+  for (JobId id = 1; id <= 8; ++id) slurm.set(id, id == 8 ? "RUNNING" : "COMPLETED");
+  auto all = query_chains({refs({1, 2, 3, 4}), refs({5, 6, 7, 8})}, slurm);
+  REQUIRE(all);
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].verdict == ChainVerdict::succeeded);
+  CHECK((*all)[1].verdict == ChainVerdict::running);
+  CHECK(slurm.squeue_calls == 1);
 }
 
 TEST_CASE("chain_jobs: a chain found from Slurm alone") {

@@ -47,7 +47,9 @@ TEST_CASE("chain progress: a run's figures from plan.json, and the rate it measu
   m.chain_id = "20261124-000000-000-00000000";
   m.run_dir = dir.path();
   m.state = ManifestState::submitted;
-  m.stages = {{"train", 7, {}, "", ""}};
+  m.stages.emplace_back();
+  m.stages.back().name = "train";
+  m.stages.back().job_id = 7;
   REQUIRE(write_manifest(m));
   auto none = measured_rate(dir.path());
   REQUIRE_FALSE(none);

@@ -23,8 +23,12 @@ Manifest submitted_chain(const std::filesystem::path& runs, FakeSlurm& slurm,
   m.chain_id = chain_id;
   m.state = state;
   m.run_dir = create_run_dir(runs, chain_id).value();
-  for (std::size_t i = 0; i < ids->size(); ++i)
-    m.stages.push_back(StageRecord{std::string(stage_names[i]), (*ids)[i], {}, {}, {}});
+  for (std::size_t i = 0; i < ids->size(); ++i) {
+    StageRecord r;
+    r.name = stage_names[i];
+    r.job_id = (*ids)[i];
+    m.stages.push_back(std::move(r));
+  }
   REQUIRE(write_manifest(m));
   return m;
 }
@@ -112,4 +116,89 @@ TEST_CASE("chain_status: a refresh cancels blocked stages and records the states
   CHECK(on_disk->stages[1].last_exit_code == "1:0");
   CHECK(on_disk->stages[2].last_state == "CANCELLED");
   CHECK(chain->stages[1].last_state == "FAILED");
+}
+
+TEST_CASE("chain_status: a submit that died before recording an id leaves nothing behind") {
+  const test::ScratchDir runs;
+  FakeSlurm slurm;
+  const auto m = submitted_chain(runs.path(), slurm, ManifestState::submitting);
+  // As if submit was killed after sbatch created train (102) but before the id reached the
+  // journal: only convert and precompile are known locally.
+  auto on_disk = m;
+  on_disk.stages[2].job_id.reset();
+  on_disk.stages[3].job_id.reset();
+  REQUIRE(write_manifest(on_disk));
+  slurm.jobs.erase(103);
+  slurm.set(100, "RUNNING");
+
+  SECTION("a submit still holding its lock is left alone") {
+    auto lock = lock_submission(m.run_dir);
+    REQUIRE(lock);
+    CHECK(submission_in_progress(m.run_dir));
+    CHECK_FALSE(lock_submission(m.run_dir));  // one submit per run directory
+    auto chain = load_chain(runs.path(), "", slurm);
+    REQUIRE(chain);
+    REQUIRE(refresh_status(*chain, slurm));
+    CHECK(slurm.cancelled.empty());
+    CHECK_FALSE(chain->leftovers);
+  }
+  SECTION("status finds the unrecorded job by name and cancels everything") {
+    std::filesystem::remove(m.run_dir / "submit.lock");
+    CHECK_FALSE(submission_in_progress(m.run_dir));
+    auto chain = load_chain(runs.path(), "", slurm);
+    REQUIRE(chain);
+    const auto status = refresh_status(*chain, slurm);
+    REQUIRE(status);
+    REQUIRE(chain->leftovers);
+    CHECK(chain->leftovers->cancelled == std::vector<JobId>{100, 101, 102});
+    CHECK(chain->leftovers->remaining.empty());
+    for (JobId id : {100u, 101u, 102u}) CHECK(slurm.jobs[id].state == "CANCELLED");
+    const auto after = read_manifest(m.run_dir);
+    REQUIRE(after);
+    CHECK(after->state == ManifestState::rolled_back);
+    CHECK(after->stages[2].job_id == JobId{102});  // recorded now
+    // Once rolled back, status no longer looks for leftovers.
+    slurm.cancelled.clear();
+    auto again = load_chain(runs.path(), "", slurm);
+    REQUIRE(again);
+    REQUIRE(refresh_status(*again, slurm));
+    CHECK_FALSE(again->leftovers);
+    CHECK(slurm.cancelled.empty());
+  }
+  SECTION("a lock released (the submit ended or died) reads as no submit in progress") {
+    {
+      auto lock = lock_submission(m.run_dir);
+      REQUIRE(lock);
+    }
+    CHECK_FALSE(submission_in_progress(m.run_dir));
+  }
+}
+
+TEST_CASE("chain_status: a failed rollback is retried by the next status") {
+  const test::ScratchDir runs;
+  FakeSlurm slurm;
+  const auto m = submitted_chain(runs.path(), slurm, ManifestState::rollback_failed);
+  slurm.scancel_failures = 1;
+  auto chain = load_chain(runs.path(), "", slurm);
+  REQUIRE(chain);
+  CHECK_FALSE(refresh_status(*chain, slurm));  // scancel failed: an error, state unchanged
+  CHECK(read_manifest(m.run_dir)->state == ManifestState::rollback_failed);
+  REQUIRE(refresh_status(*chain, slurm));
+  CHECK(chain->leftovers->cancelled.size() == 4);
+  CHECK(read_manifest(m.run_dir)->state == ManifestState::rolled_back);
+}
+
+TEST_CASE("chain_status: cancel also cancels jobs never recorded") {
+  const test::ScratchDir runs;
+  FakeSlurm slurm;
+  auto m = submitted_chain(runs.path(), slurm);
+  m.stages[3].job_id.reset();
+  REQUIRE(write_manifest(m));
+  auto chain = load_chain(runs.path(), "", slurm);
+  REQUIRE(chain);
+  const auto r = cancel_chain(
+      *chain, slurm, [](auto) {}, std::chrono::seconds(1));
+  REQUIRE(r);
+  CHECK(r->cancelled == std::vector<JobId>{100, 101, 102, 103});
+  CHECK(read_manifest(m.run_dir)->stages[3].job_id == JobId{103});
 }

@@ -11,14 +11,29 @@
 using namespace trnslurm;
 namespace fs = std::filesystem;
 
+namespace {
+StageRecord record(std::string name, std::vector<std::string> argv = {}) {
+  StageRecord r;
+  r.name = std::move(name);
+  r.sbatch_argv = std::move(argv);
+  return r;
+}
+}  // namespace
+
 TEST_CASE("run_dir: manifest round trip") {
   Manifest m;
   m.chain_id = "20261122-010203-0000abcd";
   m.created = "2026-11-22T01:02:03Z";
   m.state = ManifestState::submitted;
   m.run_dir = "/runs/20261122-010203-0000abcd";
-  m.stages.push_back(StageRecord{"convert", JobId{7}, {"sbatch", "--parsable"}, "COMPLETED", "0"});
-  m.stages.push_back(StageRecord{"train", std::nullopt, {}, "", ""});
+  m.stages.push_back(record("convert", {"sbatch", "--parsable"}));
+  m.stages[0].job_id = 7;
+  m.stages[0].last_state = "COMPLETED";
+  m.stages[0].last_exit_code = "0";
+  m.stages[0].last_reason = "None";
+  m.stages[0].last_elapsed = "1:02";
+  m.stages[0].last_nodes = "2";
+  m.stages.push_back(record("train"));
   auto back = manifest_from_json(manifest_to_json(m), "m.json");
   REQUIRE(back);
   CHECK(back->chain_id == m.chain_id);
@@ -30,6 +45,9 @@ TEST_CASE("run_dir: manifest round trip") {
   CHECK_FALSE(back->stages[1].job_id);
   auto refs = stage_refs(*back);
   CHECK(refs[0].last_exit_code == "0");
+  CHECK(refs[0].last_reason == "None");
+  CHECK(refs[0].last_elapsed == "1:02");
+  CHECK(refs[0].last_nodes == "2");
 }
 
 TEST_CASE("run_dir: a damaged manifest is an error naming the file") {
@@ -76,9 +94,8 @@ TEST_CASE("run_dir: the journal records ids and states on top of the manifest") 
   m.chain_id = "20261122-010203-000-00000001";
   m.run_dir = *dir;
   m.state = ManifestState::submitting;
-  m.stages.push_back(StageRecord{"convert", std::nullopt, {"sbatch", "c.sh"}, "", ""});
-  m.stages.push_back(
-      StageRecord{"train", std::nullopt, {"sbatch", "--dependency=afterok:0", "t.sh"}, "", ""});
+  m.stages.push_back(record("convert", {"sbatch", "c.sh"}));
+  m.stages.push_back(record("train", {"sbatch", "--dependency=afterok:0", "t.sh"}));
   REQUIRE(write_manifest(m));
   REQUIRE(record_job(*dir, "convert", 41));
   auto mid = read_manifest(*dir);
@@ -97,7 +114,7 @@ TEST_CASE("run_dir: the journal records ids and states on top of the manifest") 
 
 TEST_CASE("run_dir: a torn or foreign journal line is skipped") {
   Manifest m;
-  m.stages.push_back(StageRecord{"convert", std::nullopt, {}, "", ""});
+  m.stages.push_back(record("convert"));
   apply_journal(m, "job convert 7\nstate submitted\njob convert x\nnonsense\njob convert 9");
   CHECK(m.stages[0].job_id == JobId{7});
   CHECK(m.state == ManifestState::submitted);

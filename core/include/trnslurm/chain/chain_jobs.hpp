@@ -46,51 +46,82 @@ Result<Rollback> cancel_jobs(const std::vector<JobId>& ids, SlurmClient& slurm,
                              const std::function<void(std::chrono::milliseconds)>& pause,
                              std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-// Slurm states, grouped.
-enum class JobPhase { pending, running, succeeded, failed, cancelled, unknown };
+// Slurm states, grouped. A held job (JobHeldUser, JobHeldAdmin, JobHoldMaxRequeue, "launch failed
+// requeued held") waits for a person, not for Slurm: it is `held`, not `pending`.
+enum class JobPhase { pending, running, held, succeeded, failed, cancelled, unknown };
 JobPhase phase_of(std::string_view slurm_state);
+// The phase of a job as squeue or sacct shows it: its state, and its reason for a held one.
+JobPhase phase_of(const JobRow& row);
+// Whether a pending job's reason says it is held (by its user, an administrator or Slurm).
+bool is_held_reason(std::string_view reason);
+// Still in the queue: pending, running or held.
 bool is_active(JobPhase p);
+// Ended, and never to change again: succeeded, failed or cancelled.
+bool is_terminal(JobPhase p);
 
 // One stage of a chain as the user should see it.
 struct StageStatus {
   std::string name;
   std::optional<JobId> job_id;
   JobPhase phase = JobPhase::unknown;
-  std::string state;  // Slurm's word, or "BLOCKED"
+  std::string state;  // Slurm's word, or "BLOCKED", "UNKNOWN", "NOT_SUBMITTED"
   std::string reason;
   std::string elapsed;
   std::string nodes;
   std::string exit_code;
-  std::string note;    // "blocked: train failed", "forgotten by Slurm, last seen ..."
-  std::string source;  // squeue, sacct, manifest
+  std::string note;    // "blocked: train failed", "forgotten by Slurm; completed: ...", "held: ..."
+  std::string source;  // squeue, sacct, manifest (recorded by an earlier status), inferred
 };
 
-enum class ChainVerdict { succeeded, running, failed };
+// succeeded: every stage COMPLETED. failed: a failure was seen (a stage FAILED, CANCELLED,
+// TIMEOUT, ... or a dependent says DependencyNeverSatisfied). held: a stage waits for a person.
+// unknown: Slurm forgot how a stage ended and nothing tells. running: none of these.
+enum class ChainVerdict { succeeded, running, failed, held, unknown };
 
 struct ChainStatus {
   std::vector<StageStatus> stages;
   ChainVerdict verdict = ChainVerdict::running;
-  std::optional<std::size_t> failed_stage;  // the first stage that failed
-  std::vector<JobId> to_cancel;             // blocked stages: cancel them
+  std::optional<std::size_t> failed_stage;   // the first stage seen failing
+  std::optional<std::size_t> held_stage;     // the first held stage
+  std::optional<std::size_t> unknown_stage;  // the first stage whose end nothing tells
+  std::vector<JobId> to_cancel;              // blocked stages: cancel them
 };
 
-// What is known of one stage before asking Slurm: its name, its id if submitted, and the
-// last state recorded locally (used when Slurm has forgotten the job and there is no accounting).
+// Whether asking Slurm again can change the verdict without anyone acting: the chain runs, or
+// its verdict is unknown while a stage is still queued (its start would tell).
+bool may_change(const ChainStatus& status);
+
+// What is known of one stage before asking Slurm: its name, its id if submitted, and what an
+// earlier status recorded of it (a terminal state is not asked again; a forgotten job without
+// accounting falls back on it).
 struct StageRef {
   std::string name;
   std::optional<JobId> job_id;
   std::string last_state;
   std::string last_exit_code;
+  std::string last_reason;
+  std::string last_elapsed;
+  std::string last_nodes;
 };
 
-// Walks the chain in order. A stage still pending after an earlier stage failed is "blocked"
-// (whatever Slurm's reason says: a grandchild shows Reason=Dependency, not NeverSatisfied) and
-// is to be cancelled; so is one pending with DependencyNeverSatisfied.
+// Walks the chain in order. Only a failure seen is a failure: a stage still pending after an
+// earlier stage failed is "blocked" (whatever Slurm's reason says: a grandchild shows
+// Reason=Dependency, not NeverSatisfied) and is to be cancelled; so is one pending with
+// DependencyNeverSatisfied. A stage Slurm forgot (MinJobAge) with nothing recorded of its end
+// completed if a later stage started or pends for a reason other than its dependency (afterok),
+// failed if its dependent says DependencyNeverSatisfied, and is unknown otherwise: never a
+// failure, and nothing behind it is cancelled.
 ChainStatus evaluate_chain(const std::vector<StageRef>& stages, const std::vector<JobRow>& squeue_rows,
                            const std::optional<std::vector<JobRow>>& sacct_rows);
 
+// The ids to ask Slurm about: submitted, and not recorded in a terminal state.
+std::vector<JobId> ids_to_ask(const std::vector<StageRef>& stages);
+
 // Asks Slurm (one squeue call; sacct only for ids squeue has forgotten) and evaluates.
 Result<ChainStatus> query_chain(const std::vector<StageRef>& stages, SlurmClient& slurm);
+// The same for several chains at once: still one squeue call (and at most one sacct) in all.
+Result<std::vector<ChainStatus>> query_chains(const std::vector<std::vector<StageRef>>& chains,
+                                              SlurmClient& slurm);
 
 // The chain's stages found by job name alone (when the local state is gone).
 Result<std::vector<StageRef>> find_chain_in_slurm(std::string_view chain_id, SlurmClient& slurm);

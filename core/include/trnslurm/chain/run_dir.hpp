@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trnslurm/chain/chain.hpp"
@@ -17,13 +18,19 @@ struct StageRecord {
   std::string name;
   std::optional<JobId> job_id;
   std::vector<std::string> sbatch_argv;
-  std::string last_state;  // as last seen by `status`, for when Slurm has forgotten the job
+  // As last seen by `status`: a terminal state is not asked again, and an active one is what is
+  // known when Slurm has forgotten the job and there is no accounting.
+  std::string last_state;
   std::string last_exit_code;
+  std::string last_reason;
+  std::string last_elapsed;
+  std::string last_nodes;
 };
 
 // Where a chain's submission stands, as manifest.json and the journal spell it: "dry-run",
-// "submitting", "submitted", "rolled-back" (an sbatch failed, or Ctrl-C), "cancelled".
-enum class ManifestState { dry_run, submitting, submitted, rolled_back, cancelled };
+// "submitting", "submitted", "rolled-back" (an sbatch failed, or Ctrl-C: every job cancelled),
+// "rollback-failed" (some job could not be cancelled: status and cancel try again), "cancelled".
+enum class ManifestState { dry_run, submitting, submitted, rolled_back, rollback_failed, cancelled };
 std::string_view to_string(ManifestState state);
 std::optional<ManifestState> parse_manifest_state(std::string_view text);
 
@@ -57,6 +64,26 @@ Result<void> record_job(const std::filesystem::path& run_dir, std::string_view s
 Result<void> record_state(const std::filesystem::path& run_dir, ManifestState state);
 // Applies journal text to a manifest; lines that do not parse (a torn last line) are skipped.
 void apply_journal(Manifest& m, std::string_view journal);
+
+// Held by `submit` from before its first sbatch until the submission's outcome is recorded: a
+// lock (flock) on <run dir>/submit.lock, which the kernel drops when the process dies, however
+// it dies. A chain still "submitting" without it was abandoned mid-way (kill -9, a crash).
+class SubmitLock {
+ public:
+  SubmitLock(SubmitLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  SubmitLock& operator=(SubmitLock&&) = delete;
+  SubmitLock(const SubmitLock&) = delete;
+  SubmitLock& operator=(const SubmitLock&) = delete;
+  ~SubmitLock();
+  friend Result<SubmitLock> lock_submission(const std::filesystem::path& run_dir);
+
+ private:
+  explicit SubmitLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+Result<SubmitLock> lock_submission(const std::filesystem::path& run_dir);
+// Whether a live `submit` holds the run directory's lock.
+bool submission_in_progress(const std::filesystem::path& run_dir);
 
 // The run directories under `runs_dir` holding a manifest, oldest first (chain ids sort by time).
 std::vector<std::filesystem::path> list_run_dirs(const std::filesystem::path& runs_dir);
