@@ -18,6 +18,10 @@ using nlohmann::json;
 
 // state.json of 100,000 shards is a few megabytes; dataset_info.json holds the features.
 constexpr std::uint64_t max_json_bytes = 64u << 20;
+// Every JSON value costs tens of bytes in memory whatever it costs in the file: 64 MiB of
+// "[[],[],..." are 21 million arrays, gigabytes once parsed. state.json lists two values per
+// shard (200,000 for 100,000 shards) and dataset_info.json a few per feature.
+constexpr std::size_t max_json_values = 1'000'000;
 
 bool path_exists(const fs::path& p) {
   std::error_code ec;
@@ -27,12 +31,26 @@ bool path_exists(const fs::path& p) {
 Result<json> read_json(const fs::path& file) {
   auto text = read_small_file(file, max_json_bytes);
   if (!text) return std::unexpected(text.error());
-  // nlohmann reports the byte of a syntax error only through its exception: caught here.
+  // nlohmann reports the byte of a syntax error only through its exception, and a parser
+  // callback can only stop the parse by throwing: both caught here.
+  struct TooManyValues {};
+  std::size_t values = 0;
+  const auto count = [&](int, json::parse_event_t event, json&) {
+    if (event == json::parse_event_t::value || event == json::parse_event_t::object_start ||
+        event == json::parse_event_t::array_start) {
+      if (++values > max_json_values) throw TooManyValues{};
+    }
+    return true;
+  };
   try {
-    return json::parse(*text);
+    return json::parse(*text, count);
   } catch (const json::parse_error& e) {
     return fail(fmt::format("not valid JSON: {}", e.what()), where(file, e.byte == 0 ? 0 : e.byte - 1),
                 "the file is damaged: save the dataset again");
+  } catch (const TooManyValues&) {
+    return fail(fmt::format("more than {} JSON values: not read into memory", max_json_values), file.string(),
+                "a dataset's JSON files hold a few values per shard or feature: this one is damaged or not a "
+                "dataset's; save the dataset again");
   }
 }
 

@@ -76,3 +76,24 @@ TEST_CASE("dataset shards: state.json must name files inside the dataset, each o
   CHECK(c.error().what == "column 'input_ids' is FixedSizeList<Int32> here but List<Int32> in " +
                               (dir.path() / "data-00000-of-00002.arrow").string());
 }
+
+TEST_CASE("dataset shards: a hostile 64 MiB state.json is refused before it fills memory") {
+  // 21 million empty arrays: within the 64 MiB size limit, gigabytes once parsed into values.
+  trnslurm::test::ScratchDir dir;
+  make_hf_dir(dir.path(), 1);
+  {
+    std::ofstream out(dir.path() / "state.json", std::ios::binary);
+    out << R"({"_data_files": [)";
+    const std::string chunk = [] {
+      std::string c;
+      for (int i = 0; i < 4096; ++i) c += "[],";
+      return c;
+    }();
+    for (std::size_t written = 0; written < (60u << 20); written += chunk.size()) out << chunk;
+    out << "[]]}";
+  }
+  const auto c = count_dataset({.path = dir.path()});
+  REQUIRE_FALSE(c.has_value());
+  CHECK(c.error().what == "more than 1000000 JSON values: not read into memory");
+  CHECK(c.error().where == (dir.path() / "state.json").string());
+}
