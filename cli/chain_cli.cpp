@@ -66,22 +66,46 @@ Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) 
   return trnslurm::load_chain(resolve_runs_dir(options), options.chain, slurm);
 }
 
-int follow_status(const ChainOptions& options,
-                  const std::function<bool(const LoadedChain&, const ChainStatus&)>& show) {
+int follow_statuses(
+    const ChainOptions& options, const std::vector<std::string>& ids,
+    const std::function<bool(const std::vector<LoadedChain>&, const std::vector<ChainStatus>&)>& show) {
   CommandSlurmClient slurm(process_runner());
-  auto chain = load_chain(options, slurm);
-  if (!chain) {
-    print_error(chain.error());
-    return exit_usage;
+  std::vector<LoadedChain> chains;
+  for (const auto& id : ids.empty() ? std::vector<std::string>{options.chain} : ids) {
+    auto chain = trnslurm::load_chain(resolve_runs_dir(options), id, slurm);
+    if (!chain) {
+      print_error(chain.error());
+      return exit_usage;
+    }
+    chains.push_back(std::move(*chain));
   }
   for (;;) {
-    auto status = refresh_status(*chain, slurm, pause_for);
-    if (!status) {
-      print_error(status.error());
+    auto statuses = refresh_statuses(chains, slurm, pause_for);
+    if (!statuses) {
+      print_error(statuses.error());
       return exit_failure;
     }
-    if (!show(*chain, *status) || !may_change(*status)) return exit_code_for(status->verdict);
+    const bool go_on = show(chains, *statuses);
+    if (!go_on || std::none_of(statuses->begin(), statuses->end(), may_change)) {
+      // The worst verdict decides: failed, held, still running or unknown, succeeded.
+      int code = exit_ok;
+      for (const auto& st : *statuses) {
+        const int c = exit_code_for(st.verdict);
+        if (c == exit_failure || (c == exit_held && code != exit_failure) ||
+            (c == exit_running && code == exit_ok))
+          code = c;
+      }
+      return code;
+    }
   }
+}
+
+int follow_status(const ChainOptions& options,
+                  const std::function<bool(const LoadedChain&, const ChainStatus&)>& show) {
+  return follow_statuses(
+      options, {}, [&](const std::vector<LoadedChain>& chains, const std::vector<ChainStatus>& statuses) {
+        return show(chains.front(), statuses.front());
+      });
 }
 
 std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trnslurm/chain/chain_jobs.hpp"
 #include "trnslurm/chain/chain_progress.hpp"
@@ -33,6 +34,12 @@ Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm);
 // the exit code of the last status: 0 succeeded, 1 failed, 3 still pending or running.
 int follow_status(const ChainOptions& options,
                   const std::function<bool(const LoadedChain&, const ChainStatus&)>& show);
+// The same for several chains (`ids`; none = the one the options name), refreshed together (one
+// squeue call for all) until `show` returns false or none may change. The exit code is the worst
+// verdict's: failed (1), held (4), still running or unknown (3), succeeded (0).
+int follow_statuses(
+    const ChainOptions& options, const std::vector<std::string>& ids,
+    const std::function<bool(const std::vector<LoadedChain>&, const std::vector<ChainStatus>&)>& show);
 
 // One line per stage plus a summary line, as `status` prints them; `colour` paints the states
 // and the verdict (cli/colour.hpp decides when).

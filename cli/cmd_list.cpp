@@ -30,9 +30,9 @@ int run(const Options& o) {
       print_error(m.error());
       continue;
     }
-    for (const auto& s : m->stages) {
-      if (s.job_id) ids.push_back(*s.job_id);
-    }
+    // Jobs seen ended are not asked about again (chain_jobs.hpp).
+    const auto ask = ids_to_ask(stage_refs(*m));
+    ids.insert(ids.end(), ask.begin(), ask.end());
     chains.push_back(std::move(*m));
   }
   if (chains.empty() && o.json) {

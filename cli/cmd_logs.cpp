@@ -1,6 +1,7 @@
 // `trnslurm logs [CHAIN] [--stage S] [-f]`: a stage's Slurm output file from the run directory.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "process.hpp"
+#include "trnslurm/chain/poll_backoff.hpp"
 
 namespace trnslurm::cli {
 namespace {
@@ -67,7 +69,13 @@ int run(const Options& o) {
   std::streamoff offset = copy_from(path, 0);
   if (!o.follow) return exit_ok;
   install_interrupt_flag();
-  auto next_check = std::chrono::steady_clock::now();
+  // Slurm is asked whether the stage still runs once a second at first, less often while its
+  // phase stays the same (up to once a minute); the file is read every 0.2 s while it grows,
+  // less often (up to every 2 s) while it does not.
+  PollBackoff check_backoff(std::chrono::seconds(1), std::chrono::seconds(60));
+  PollBackoff read_backoff(std::chrono::milliseconds(200), std::chrono::seconds(2));
+  auto last_phase = stage.phase;
+  auto next_check = std::chrono::steady_clock::now() + check_backoff.next(true);
   for (;;) {
     if (interrupted()) return exit_ok;
     if (std::chrono::steady_clock::now() >= next_check) {
@@ -76,14 +84,20 @@ int run(const Options& o) {
         print_error(now.error());
         return exit_failure;
       }
-      if (!is_active(now->stages[*pick].phase)) {
+      const auto phase = now->stages[*pick].phase;
+      if (!is_active(phase) || phase == JobPhase::held) {
         copy_from(path, offset);
         return exit_ok;
       }
-      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      next_check = std::chrono::steady_clock::now() + check_backoff.next(phase != last_phase);
+      last_phase = phase;
     }
+    const auto before = offset;
     offset = copy_from(path, offset);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto wait = read_backoff.next(offset != before);
+    const auto until = std::min(std::chrono::steady_clock::now() + wait, next_check);
+    while (std::chrono::steady_clock::now() < until && !interrupted())
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
 

@@ -54,7 +54,9 @@ chmod +x "$work/wrap/sbatch"
 # command) and returns once the train job exists; $pid is submit's pid and process group.
 submit_until_created() {
   rm -f "$work/created"
-  setsid env PATH="$work/wrap:$PATH" "$trn" submit --samples 1000 >"$work/int.out" 2>&1 &
+  # convert runs long enough for the rest of the chain to stay queued, whatever the timing.
+  setsid env PATH="$work/wrap:$PATH" "$trn" submit --samples 1000 --set 'stages.convert.command=sleep 60' \
+    >"$work/int.out" 2>&1 &
   pid=$!
   local deadline=$((SECONDS + 30))
   until [ -e "$work/created" ]; do

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ranges>
+#include <span>
 #include <tuple>
 
 #include "trnslurm/chain/chain.hpp"
@@ -71,43 +72,66 @@ bool may_have_leftovers(const Manifest& m) {
 }
 }  // namespace
 
-Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm,
-                                   const std::function<void(std::chrono::milliseconds)>& pause) {
-  if (chain.manifest && may_have_leftovers(*chain.manifest)) {
-    auto swept = cancel_chain(chain, slurm, pause, std::chrono::seconds(5));
-    if (!swept) return std::unexpected(swept.error());
-    const auto state = swept->remaining.empty() ? ManifestState::rolled_back : ManifestState::rollback_failed;
-    if (record_state(chain.manifest->run_dir, state)) chain.manifest->state = state;
-    chain.leftovers = std::move(*swept);
+namespace {
+
+// What an earlier refresh may not know: records in the manifest what Slurm said of each stage.
+void record_seen(LoadedChain& chain, const ChainStatus& status) {
+  if (!chain.manifest) return;
+  bool changed = false;
+  for (std::size_t i = 0; i < chain.manifest->stages.size() && i < status.stages.size(); ++i) {
+    auto& rec = chain.manifest->stages[i];
+    const auto& st = status.stages[i];
+    if (st.source != "squeue" && st.source != "sacct" && st.source != "inferred") continue;
+    // A blocked stage has just been cancelled: that is what Slurm will say of it from now on.
+    const auto state = st.state == "BLOCKED" ? std::string("CANCELLED") : st.state;
+    // Elapsed time alone changing is no reason to rewrite the manifest at every refresh.
+    if (std::tie(rec.last_state, rec.last_exit_code, rec.last_reason) !=
+        std::tie(state, st.exit_code, st.reason)) {
+      std::tie(rec.last_state, rec.last_exit_code, rec.last_reason, rec.last_elapsed, rec.last_nodes) =
+          std::tie(state, st.exit_code, st.reason, st.elapsed, st.nodes);
+      changed = true;
+    }
   }
-  auto status = query_chain(chain.stages, slurm);
-  if (!status) return std::unexpected(status.error());
-  if (!status->to_cancel.empty()) {
+  if (changed) (void)write_manifest(*chain.manifest);
+  chain.stages = stage_refs(*chain.manifest);
+}
+
+}  // namespace
+
+Result<std::vector<ChainStatus>> refresh_statuses(
+    std::span<LoadedChain> chains, SlurmClient& slurm,
+    const std::function<void(std::chrono::milliseconds)>& pause) {
+  std::vector<std::vector<StageRef>> refs;
+  refs.reserve(chains.size());
+  for (auto& chain : chains) {
+    if (chain.manifest && may_have_leftovers(*chain.manifest)) {
+      auto swept = cancel_chain(chain, slurm, pause, std::chrono::seconds(5));
+      if (!swept) return std::unexpected(swept.error());
+      const auto state =
+          swept->remaining.empty() ? ManifestState::rolled_back : ManifestState::rollback_failed;
+      if (record_state(chain.manifest->run_dir, state)) chain.manifest->state = state;
+      chain.leftovers = std::move(*swept);
+    }
+    refs.push_back(chain.stages);
+  }
+  auto statuses = query_chains(refs, slurm);
+  if (!statuses) return std::unexpected(statuses.error());
+  std::vector<JobId> blocked;
+  for (const auto& st : *statuses) blocked.insert(blocked.end(), st.to_cancel.begin(), st.to_cancel.end());
+  if (!blocked.empty()) {
     auto cancelled = cancel_jobs(
-        status->to_cancel, slurm, [](auto) {}, std::chrono::milliseconds(0));
+        blocked, slurm, [](auto) {}, std::chrono::milliseconds(0));
     if (!cancelled) return std::unexpected(cancelled.error());
   }
-  if (chain.manifest) {
-    bool changed = false;
-    for (std::size_t i = 0; i < chain.manifest->stages.size() && i < status->stages.size(); ++i) {
-      auto& rec = chain.manifest->stages[i];
-      const auto& st = status->stages[i];
-      if (st.source == "squeue" || st.source == "sacct" || st.source == "inferred") {
-        // A blocked stage has just been cancelled: that is what Slurm will say of it from now on.
-        const auto state = st.state == "BLOCKED" ? std::string("CANCELLED") : st.state;
-        // Elapsed time alone changing is no reason to rewrite the manifest at every refresh.
-        if (std::tie(rec.last_state, rec.last_exit_code, rec.last_reason) !=
-            std::tie(state, st.exit_code, st.reason)) {
-          std::tie(rec.last_state, rec.last_exit_code, rec.last_reason, rec.last_elapsed, rec.last_nodes) =
-              std::tie(state, st.exit_code, st.reason, st.elapsed, st.nodes);
-          changed = true;
-        }
-      }
-    }
-    if (changed) (void)write_manifest(*chain.manifest);
-    chain.stages = stage_refs(*chain.manifest);
-  }
-  return status;
+  for (std::size_t i = 0; i < chains.size(); ++i) record_seen(chains[i], (*statuses)[i]);
+  return statuses;
+}
+
+Result<ChainStatus> refresh_status(LoadedChain& chain, SlurmClient& slurm,
+                                   const std::function<void(std::chrono::milliseconds)>& pause) {
+  auto all = refresh_statuses(std::span<LoadedChain>(&chain, 1), slurm, pause);
+  if (!all) return std::unexpected(all.error());
+  return std::move(all->front());
 }
 
 Result<std::size_t> stage_to_show(const ChainStatus& status, std::string_view requested) {
@@ -123,7 +147,9 @@ Result<std::size_t> stage_to_show(const ChainStatus& status, std::string_view re
   for (std::size_t i = 0; i < stages.size(); ++i)
     if (stages[i].phase == JobPhase::running) return i;
   for (std::size_t i = stages.size(); i > 0; --i)
-    if (stages[i - 1].job_id && stages[i - 1].phase != JobPhase::pending) return i - 1;
+    if (stages[i - 1].job_id && stages[i - 1].phase != JobPhase::pending &&
+        stages[i - 1].phase != JobPhase::held)
+      return i - 1;
   return 0;
 }
 

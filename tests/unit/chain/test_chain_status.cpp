@@ -202,3 +202,27 @@ TEST_CASE("chain_status: cancel also cancels jobs never recorded") {
   CHECK(r->cancelled == std::vector<JobId>{100, 101, 102, 103});
   CHECK(read_manifest(m.run_dir)->stages[3].job_id == JobId{103});
 }
+
+TEST_CASE(
+    "chain_status: several chains are refreshed with one squeue call, and recorded ends are not asked "
+    "again") {
+  const test::ScratchDir runs;
+  FakeSlurm slurm;
+  const auto m = submitted_chain(runs.path(), slurm);  // ids 100..103
+  for (JobId id = 100; id <= 103; ++id) slurm.set(id, "COMPLETED");
+  auto first = load_chain(runs.path(), "", slurm);
+  REQUIRE(first);
+  std::vector<LoadedChain> chains{*first, *first};
+  slurm.squeue_calls = 0;
+  const auto statuses = refresh_statuses(chains, slurm);
+  REQUIRE(statuses);
+  REQUIRE(statuses->size() == 2);
+  CHECK((*statuses)[1].verdict == ChainVerdict::succeeded);
+  CHECK(slurm.squeue_calls == 1);
+  // Every end is recorded now: the next refresh asks Slurm nothing.
+  auto again = load_chain(runs.path(), "", slurm);
+  REQUIRE(again);
+  REQUIRE(refresh_status(*again, slurm));
+  CHECK(slurm.squeue_calls == 1);
+  CHECK(read_manifest(m.run_dir)->stages[3].last_state == "COMPLETED");
+}

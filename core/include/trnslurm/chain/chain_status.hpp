@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,11 @@ Result<Rollback> cancel_chain(LoadedChain& chain, SlurmClient& slurm,
 // leftovers leave the queue (5 s at most).
 Result<ChainStatus> refresh_status(
     LoadedChain& chain, SlurmClient& slurm,
+    const std::function<void(std::chrono::milliseconds)>& pause = [](std::chrono::milliseconds) {});
+// The same for several chains at once (`watch` of many): one squeue call, at most one sacct and
+// one scancel of blocked stages for all of them.
+Result<std::vector<ChainStatus>> refresh_statuses(
+    std::span<LoadedChain> chains, SlurmClient& slurm,
     const std::function<void(std::chrono::milliseconds)>& pause = [](std::chrono::milliseconds) {});
 
 // The stage whose output `logs` shows: the one asked for by name, else the failed one, else the
