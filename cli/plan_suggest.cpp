@@ -135,6 +135,7 @@ Result<std::vector<TomlSet>> apply(const SuggestResult& r, std::size_t rank, con
   auto text = set_toml_values(recipe.file_text, recipe.source.string(), sets);
   if (!text) return std::unexpected(text.error());
   std::vector<std::string> written;
+  written.reserve(sets.size());
   for (const auto& k : sets) written.push_back(k.section + "." + k.key);
   auto reread = options.load_text(*text, written);
   if (!reread) return std::unexpected(reread.error());
@@ -230,6 +231,7 @@ int run_suggest(const RecipeOptions& recipe_options, const DatasetOptions& datas
   }
   if (applied) {
     std::vector<std::string> keys;
+    keys.reserve(applied->size());
     for (const auto& k : *applied) keys.push_back(fmt::format("{}.{} = {}", k.section, k.key, k.value));
     if (!json)
       fmt::print("wrote configuration {} into {}: {}\n", o.apply, recipe->source.string(),

@@ -65,7 +65,7 @@ const std::vector<std::string_view>& model_figures() {
 struct Search {
   const Recipe& recipe;
   const InstanceType& type;
-  std::uint64_t samples;
+  std::uint64_t samples = 0;
   const SuggestOptions& options;
   std::optional<double> price;
 
@@ -143,7 +143,8 @@ std::optional<StepTime> estimate_step_time(const InstanceType& instance, const M
   // micro-batch, an all-gather and a reduce-scatter around attention and around the MLP in the
   // forward pass, as many in the backward, each of the s x b x h bf16 activations, of which a ring
   // sends (TP - 1) / TP from each rank. TP groups are consecutive ranks inside one node.
-  const double layers_per_stage = static_cast<double>((m.layers + c.pp - 1) / c.pp);
+  const std::uint32_t stage_layers = (m.layers + c.pp - 1) / c.pp;  // the busiest stage's: ceil(L / PP)
+  const double layers_per_stage = stage_layers;
   const double micro_batches = static_cast<double>(s.steps.grad_accum);
   t.tp_link = link_of(c.tp);
   t.tp_bytes = 8.0 * layers_per_stage * micro_batches * (c.tp - 1.0) / c.tp * 2.0 *
