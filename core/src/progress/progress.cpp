@@ -69,10 +69,22 @@ Result<LogRead> update_progress(LogProgress& p, const std::filesystem::path& log
     const auto id = static_cast<std::uint64_t>(st.st_ino);
     if ((p.file_id != 0 && p.file_id != id) || static_cast<std::uint64_t>(st.st_size) < p.offset) p = {};
     if (p.file_id == 0 && p.offset == 0) {
-      auto start = tail_start(log, tail_bytes);
-      if (!start) return std::unexpected(start.error());
-      p.offset = *start;
-      p.from_tail = *start > 0;
+      // Never read: the smallest tail that holds a step line, so a first look costs what it shows.
+      for (std::uint64_t window = std::min<std::uint64_t>(64 << 10, tail_bytes);; window *= 4) {
+        window = std::min(window, tail_bytes);
+        auto start = tail_start(log, window);
+        if (!start) return std::unexpected(start.error());
+        LogProgress tried;
+        tried.file_id = id;
+        tried.offset = *start;
+        tried.from_tail = *start > 0;
+        auto read = update_progress(tried, log, parser, final, tail_bytes);
+        if (!read) return read;
+        if (tried.step_lines > 0 || *start == 0 || window >= tail_bytes) {
+          p = std::move(tried);
+          return read;
+        }
+      }
     }
     p.file_id = id;
   }

@@ -231,3 +231,24 @@ TEST_CASE("progress: a trainer without an end line finished when its stage ended
   CHECK(summarize(short_of, in).ended);
   CHECK_FALSE(summarize(short_of, in).eta_seconds);
 }
+
+TEST_CASE("progress: a log never read is read from its end until a step line turns up") {
+  test::ScratchDir dir;
+  const auto log = dir / "train-7.out";
+  const std::string other = "INFO ||NCC_WRAPPER||: a line of something else entirely, not progress\n";
+  std::string text;
+  for (int i = 0; i < 30000; ++i) text += other;  // ~2 MiB before
+  for (std::uint64_t s = 1; s <= 50; ++s) text += pp_line(s, 3.0);
+  for (int i = 0; i < 4000; ++i) text += other;  // ~300 KiB after the last step line
+  append(log, text);
+  LogProgress p;
+  REQUIRE(update_progress(p, log, ProgressParser::bundled(), false).has_value());
+  CHECK(p.from_tail);
+  REQUIRE_FALSE(p.recent.empty());
+  CHECK(p.recent.back().step == 50u);
+  CHECK(p.offset == std::filesystem::file_size(log));
+  LogProgress capped;  // no further than tail_bytes: no step line within it
+  REQUIRE(update_progress(capped, log, ProgressParser::bundled(), false, 100 << 10).has_value());
+  CHECK(capped.recent.empty());
+  CHECK(capped.offset == std::filesystem::file_size(log));
+}

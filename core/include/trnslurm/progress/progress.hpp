@@ -44,9 +44,10 @@ struct LogProgress {
 // Adds one parsed line; `seen_at` is when it was known to be written (the log's mtime).
 void add_line(LogProgress& p, const ProgressLine& line, std::int64_t seen_at);
 
-// Reads what `log` gained since `p` was last brought up to date. A log never read starts at its
-// last `tail_bytes`; a log replaced (another inode) or truncated starts over.
-inline constexpr std::uint64_t default_tail_bytes = 4 << 20;
+// Reads what `log` gained since `p` was last brought up to date. A log never read is read from its
+// end backwards: its last 64 KiB, then four times more each time until a step line is found or
+// `tail_bytes` is reached. A log replaced (another inode) or truncated starts over.
+inline constexpr std::uint64_t default_tail_bytes = 64 << 20;
 Result<LogRead> update_progress(LogProgress& p, const std::filesystem::path& log,
                                 const ProgressParser& parser, bool final,
                                 std::uint64_t tail_bytes = default_tail_bytes);
