@@ -108,4 +108,35 @@ expect_eq "user-owned state_dir ignored" "unset" "$(srun -N 1 -w n2 bash -c "$fi
 restore_efa
 trap - EXIT
 settle "user-owned EFA state"
+
+# 6. Jobs of an unprivileged user (nobody, uid 65534), as on a real cluster, not root's: the hooks
+# that run as the user (user_init, task_init) read the node's tree and the slurmd's root-owned
+# EFA answer as that user; the user can neither change that answer nor have an answer of their
+# own trusted, even in their own job; their batch shell gets no task variable, its sruns do.
+as_user() { (cd / && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" "$@"); }
+show_user='echo "$(id -u) $NEURON_RT_VISIBLE_CORES $MASTER_ADDR ${FI_PROVIDER-unset}"'
+expect_eq "a user's tasks run as the user, with the plugin's variables" "65534 0-31 127.0.0.1 unset|65534 0-31 127.0.0.1 unset" \
+  "$(as_user srun -N 2 bash -c "$show_user" | sort | tr '\n' '|' | sed 's/|$//')"
+set +e
+as_user bash -c "echo state=present >>'$efa_dir/efa'" 2>/dev/null
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "a user could write the slurmd's EFA answer"
+checks=$((checks + 1))
+trap restore_efa EXIT
+printf 'state=present\ndetail=written by the job'"'"'s own user\n' >"$efa_dir/efa"
+chown 65534:65534 "$efa_dir/efa"
+expect_eq "the job's own user's EFA answer: not trusted either" "unset" \
+  "$(as_user srun -N 1 -w n2 bash -c 'echo "${FI_PROVIDER-unset}"')"
+restore_efa
+trap - EXIT
+chmod 711 "$work"
+mkdir -m 700 "$work/user"
+chown 65534:65534 "$work/user"
+job=$(as_user sbatch --parsable -N 2 -o "$work/user/batch.out" \
+  --wrap "echo \"batch \$(id -u) \${NEURON_RT_VISIBLE_CORES-unset}\"; srun -N 2 bash -c '$show_user'")
+wait_jobs "$job"
+expect_eq "a user's batch job" "65534 0-31 127.0.0.1 unset|65534 0-31 127.0.0.1 unset|batch 65534 unset" \
+  "$(grep -v '^srun: ' "$work/user/batch.out" | sort | tr '\n' '|' | sed 's/|$//')"
+settle "a user's jobs"
 finish
