@@ -79,17 +79,25 @@ TEST_CASE("security: an EFA answer in a user-owned file or directory is not trus
   CHECK_FALSE(read_efa_state(dir));
 }
 
+namespace {
+
+// A valid site instances file, dir/instances.toml, mode 0644.
+fs::path write_instances(const fs::path& dir) {
+  const auto file = dir / "instances.toml";
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("[instances.\"a.b\"]\ntarget = \"cpu\"\n", f);
+  std::fclose(f);
+  fs::permissions(file, fs::perms(0644));
+  return file;
+}
+
+}  // namespace
+
 TEST_CASE("security: the site's instances file is trusted only as root's (or the reader's) own") {
   const test::ScratchDir tmp;
   const auto& dir = tmp.path();
-  const auto file = dir / "instances.toml";
-  {
-    std::FILE* f = std::fopen(file.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fputs("[instances.\"a.b\"]\ntarget = \"cpu\"\n", f);
-    std::fclose(f);
-  }
-  fs::permissions(file, fs::perms(0644));
+  const auto file = write_instances(dir);
   REQUIRE(read_site_instances(file.string()));         // trusted as written: the checks below can fail
   CHECK_FALSE(read_site_instances("instances.toml"));  // relative: refused
   CHECK_FALSE(read_site_instances((dir / "missing.toml").string()));
@@ -119,14 +127,7 @@ TEST_CASE(
   if (test::skip_unless_root("files are given away to another user")) return;
   const test::ScratchDir tmp;
   const auto& dir = tmp.path();
-  const auto file = dir / "instances.toml";
-  {
-    std::FILE* f = std::fopen(file.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fputs("[instances.\"a.b\"]\ntarget = \"cpu\"\n", f);
-    std::fclose(f);
-  }
-  fs::permissions(file, fs::perms(0644));
+  const auto file = write_instances(dir);
   REQUIRE(read_site_instances(file.string()));  // trusted as written: the checks below can fail
   REQUIRE(chown(file.c_str(), 65534, 65534) == 0);
   CHECK_FALSE(read_site_instances(file.string()));
