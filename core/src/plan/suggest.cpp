@@ -109,7 +109,7 @@ std::optional<StepTime> estimate_step_time(const InstanceType& instance, const M
 
   // A group of `span` consecutive ranks, starting at a multiple of `span`: inside one device,
   // inside one node, or across nodes.
-  const std::uint32_t rpd = c.cores_per_node / *instance.devices.value;
+  const std::uint32_t rpd = c.cores_per_node / *instance.devices.value;  // ranks (logical cores) per device
   const auto link_of = [&](std::uint64_t span) {
     if (span <= 1) return Link::none;
     if (span <= rpd && rpd % span == 0) return Link::device;
