@@ -21,7 +21,7 @@ struct LogRead {
 };
 
 struct LogReadLimits {
-  std::size_t max_line = 64 * 1024;  // a progress line is a few hundred bytes
+  std::size_t max_line = std::size_t{64} * 1024;  // a progress line is a few hundred bytes
   std::size_t chunk = 1 << 20;
   bool final = false;  // the writer is gone: a last line without its newline counts too
 };
