@@ -40,4 +40,8 @@ for round in 1 2; do
   done
   if "$dc" status >/dev/null; then fail "round $round: status says up after down"; fi
 done
+# The node count is bounded (64: what this machine holds) and refused beyond, before anything starts.
+if err=$("$dc" up --nodes 65 2>&1); then fail "up --nodes 65 was accepted"; fi
+grep -q -- "--nodes must be a whole number from 2 to 64" <<<"$err" || fail "up --nodes 65: unexpected message: $err"
+[ ! -e "$TRNSLURM_CLUSTER_DIR/run" ] || fail "up --nodes 65 started something"
 echo "ok: lifecycle twice, nothing left behind"
