@@ -9,4 +9,11 @@ expect_contains "plan-suggest searched the whole space" "search: 38400 configura
 expect_contains "plan-suggest timed the plan" "plan:  " "$out"
 expect_contains "plan-suggest timed the search" "plan --suggest " "$out"
 expect_contains "plan-suggest states the target" "target < 1000 ms" "$out"
+
+# dataset-count with its own recipe: both comparisons print their ratio, the plan counted every shard.
+build=$(cd "$(dirname "$TRNSLURM_BIN")/.." && pwd)
+out=$(TMPDIR=$work "$TRNSLURM_SOURCE_DIR/bench/dataset-count" --quick "$build" 2>&1)
+expect_contains "dataset-count counted in process" "in-process: shards=200 " "$out"
+expect_match "dataset-count printed the in-process ratio" "count_ms=[0-9.]+ ratio=[0-9.]+ " "$out"
+expect_match "dataset-count printed the plan's ratio" "processes:  shards=200 .* ratio=[0-9.]+" "$out"
 finish

@@ -27,6 +27,11 @@ expect_contains() {  # expect_contains WHAT NEEDLE HAYSTACK
   case $3 in *"$2"*) ;; *) fail "$1: expected to contain '$2', got: $3" ;; esac
 }
 
+expect_match() {  # expect_match WHAT ERE HAYSTACK: some line of HAYSTACK matches the extended regex
+  checks=$((checks + 1))
+  grep -qE -- "$2" <<<"$3" || fail "$1: expected a line matching '$2', got: $3"
+}
+
 finish() {
   [ "$checks" -gt 0 ] || fail "no check ran"
   printf 'ok: %d checks\n' "$checks"

@@ -1,0 +1,22 @@
+# The cluster benches' quick modes on the shared test cluster, so a bench never rots between the
+# runs that measure (bench/chain, bench/plugin_overhead): each runs once and its output is checked
+# for what it reports, never for its times. sdiag's count of job queries is a count, and checked.
+source "$(dirname "$0")/lib.sh"
+
+out=$("$TRNSLURM_SOURCE_DIR/bench/chain" --quick --existing --trnslurm "$TRNSLURM_BIN" 2>&1) ||
+  fail "bench/chain --quick failed: $out"
+expect_match "chain: submit ratio" "^submit \(3 chains back to back.*: [0-9.]+x \(target <= 1.20x\)" "$out"
+expect_match "chain: list ratio" "^list \(3 live chains.*: [0-9.]+x \(target <= 1.50x\)" "$out"
+expect_match "chain: status ratio" "^status \(1 of 3 live chains.*: [0-9.]+x \(target <= 1.50x\)" "$out"
+# One job query per refresh, whatever the number of chains.
+expect_contains "chain: one squeue per refresh" "trnslurm list of 3 chains 1, trnslurm status 1," "$out"
+expect_eq "chain: its jobs cancelled" "" "$(squeue -h -o %i)"
+
+plugstack=$(cat "$TRNSLURM_CLUSTER_DIR/etc/plugstack.conf")
+out=$("$TRNSLURM_SOURCE_DIR/bench/plugin_overhead" --quick --existing 2>&1) ||
+  fail "bench/plugin_overhead --quick failed: $out"
+expect_match "plugin: with and without" "median without plugin [0-9.]+ s, with [0-9.]+ s: ratio [0-9.]+ .* us per task" "$out"
+expect_match "plugin: the floor" "minimal plugin \(the floor\): median ratio [0-9.]+" "$out"
+expect_eq "plugin: plugstack.conf restored" "$plugstack" "$(cat "$TRNSLURM_CLUSTER_DIR/etc/plugstack.conf")"
+expect_nodes_idle "the benches"
+finish
