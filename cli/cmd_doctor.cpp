@@ -14,7 +14,10 @@ extern "C" {
 
 #include "colour.hpp"
 #include "commands.hpp"
+#include "doctor_cluster.hpp"
+#include "node_health.hpp"
 #include "site_config.hpp"
+#include "trnslurm/health/node_checks.hpp"
 #include "trnslurm/node/efa.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/topology.hpp"
@@ -30,6 +33,9 @@ struct Options {
   std::optional<std::string> node_name;
   bool no_probe = false;
   bool json = false;
+  NodeHealthOptions health;
+  bool cluster = false;
+  ClusterDoctorOptions on;  // --cluster: which nodes
 };
 
 // Prints each check as it is made, or with --json keeps them for one document at the end.
@@ -129,79 +135,53 @@ void check_slurm(Report& r, const SiteConfig& cfg) {
                                   slurm_build_version, built_for));
 }
 
-// The node against the instance table: the type known, and its devices as the table says.
-void check_instance(Report& r, const Topology& t, const NodeInstance& instance,
-                    const std::string& site_file) {
-  if (!site_file.empty()) r.ok("instances", fmt::format("site types from {}", site_file));
-  if (!instance.type) {
-    r.warn("instances", fmt::format("{}: LNC defaults to 1 and is not checked; add the type to the site's "
-                                    "instances file (docs/instances.md)",
-                                    instance.how));
-    return;
+void print(Report& r, const health::Finding& f) {
+  switch (f.status) {
+    case health::Status::ok:
+      r.ok(f.check, f.detail);
+      break;
+    case health::Status::warn:
+      r.warn(f.check, f.detail);
+      break;
+    case health::Status::fail:
+      r.bad(f.check, f.detail);
+      break;
   }
-  r.ok("instances", instance.how);
-  const auto& type = *instance.type;
-  if (!t.devices.empty() && !instance.by_device && type.devices.value &&
-      *type.devices.value != t.devices.size())
-    r.warn("instances", fmt::format("{} devices here, the table says {} for {}", t.devices.size(),
-                                    *type.devices.value, type.name));
-  if (type.cores_per_device.value)
-    for (const auto& d : t.devices)
-      if (d.core_count && *d.core_count != *type.cores_per_device.value) {
-        r.warn("instances", fmt::format("neuron{} has {} cores, the table says {} per device", d.index,
-                                        *d.core_count, *type.cores_per_device.value));
-        break;
-      }
-  for (const auto& u : unconfirmed_figures(type, {"devices", "cores_per_device", "lnc", "lnc_default"}))
-    r.info("instances", "unconfirmed: " + u);
 }
 
-void check_topology(Report& r, const SiteSettings& site, const std::string& node) {
-  const auto root = expand_node_pattern(site.root, node);
-  if (!root) {
-    r.bad("topology", to_string(root.error()));
+// The node's checks (the core's health checks, as the pre-flight runs them), with what the plugin
+// makes of the node around them: its tree, type and LNC.
+void check_node(Report& r, const SiteSettings& site, const std::string& node,
+                const NodeHealthOptions& options) {
+  const auto in = node_check_inputs(site, node, options);
+  if (!in) {
+    r.bad("topology", to_string(in.error()));
     return;
   }
-  const auto t = read_topology(*root);
-  r.info("root", *root);
+  const auto t = read_topology(in->root);
+  r.info("root", in->root.string());
   r.info("instance", t.instance_type ? *t.instance_type : "unknown (no DMI product_name)");
-  const auto instances = expand_node_pattern(site.instances, node);
-  if (!instances) {
-    r.bad("instances", to_string(instances.error()));
+  if (!in->site_instances.empty()) r.ok("instances", fmt::format("site types from {}", in->site_instances));
+  const auto findings = health::run_node_checks(*in);
+  if (!findings) {
+    r.bad("instances", to_string(findings.error()) + ": every step on this node fails until it is fixed");
     return;
   }
-  auto found = read_node_instance(t, *instances);
-  if (!found) {
-    r.bad("instances", to_string(found.error()) + ": every step on this node fails until it is fixed");
-    return;
-  }
-  const NodeInstance& instance = *found;
-  check_instance(r, t, instance, *instances);
-  if (t.devices.empty()) {
-    r.warn("neuron", fmt::format("no Neuron device under {}/sys/devices/virtual/neuron_device: NeuronCore "
-                                 "variables will not be set",
-                                 *root == "/" ? "" : *root));
-    return;
-  }
-  std::size_t dev_nodes = 0, unknown_cores = 0;
-  for (const auto& d : t.devices) {
-    dev_nodes += d.dev_node ? 1U : 0U;
-    unknown_cores += d.core_count ? 0U : 1U;
-  }
-  const auto cores = physical_cores(t, instance);
-  r.ok("neuron", fmt::format("{} devices, {} physical NeuronCores, /dev/neuron* for {} of them",
-                             t.devices.size(), cores ? std::to_string(*cores) : "unknown", dev_nodes));
-  if (unknown_cores) r.warn("neuron", fmt::format("{} devices without a readable core_count", unknown_cores));
-  if (dev_nodes != t.devices.size())
-    r.warn("neuron", "some devices have no /dev/neuron<N>: is the driver loaded?");
-  if (instance.type && instance.type->lnc.value && cores) {
-    const auto lnc = site.defaults.lnc.value_or(instance.type->lnc_default.value.value_or(1));
-    if (!instance.type->accepts_lnc(lnc))
-      r.bad("lnc", fmt::format("plugstack lnc={} but {} supports LNC={}: every step fails", lnc, instance.how,
-                               instance.type->lnc_choices()));
+  for (const auto& f : *findings) print(r, f);
+  const auto instance = read_node_instance(t, in->site_instances);
+  if (!instance || !instance->type) return;
+  for (const auto& u :
+       unconfirmed_figures(*instance->type, {"devices", "cores_per_device", "lnc", "lnc_default"}))
+    r.info("instances", "unconfirmed: " + u);
+  const auto cores = physical_cores(t, *instance);
+  if (instance->type->lnc.value && cores) {
+    const auto lnc = site.defaults.lnc.value_or(instance->type->lnc_default.value.value_or(1));
+    if (!instance->type->accepts_lnc(lnc))
+      r.bad("lnc", fmt::format("plugstack lnc={} but {} supports LNC={}: every step fails", lnc,
+                               instance->how, instance->type->lnc_choices()));
     else
-      r.info("lnc", fmt::format("{} logical cores at LNC={} ({} accepts {})", *cores / lnc, lnc, instance.how,
-                                instance.type->lnc_choices()));
+      r.info("lnc", fmt::format("{} logical cores at LNC={} ({} accepts {})", *cores / lnc, lnc,
+                                instance->how, instance->type->lnc_choices()));
   }
 }
 
@@ -226,6 +206,12 @@ void check_efa(Report& r, const SiteSettings& site, const std::string& node, boo
 }
 
 int run(const Options& a) {
+  if (a.cluster) {
+    auto c = a.on;
+    c.json = a.json;
+    c.health = a.health;
+    return run_cluster_doctor(c);
+  }
   Report r(a.json);
   const auto cfg = load_site_config(a.plugstack);
   const std::string node = a.node_name.value_or(node_name());
@@ -234,7 +220,9 @@ int run(const Options& a) {
                slurm_build_version);
   check_slurm(r, cfg);
   const SiteSettings site = cfg.site ? *cfg.site : SiteSettings{};
-  check_topology(r, site, node);
+  auto health = a.health;
+  health.probe = !a.no_probe;
+  check_node(r, site, node, health);
   check_efa(r, site, node, !a.no_probe);
   if (a.json) {
     const nlohmann::json j{{"node", node},
@@ -252,11 +240,16 @@ int run(const Options& a) {
 Command add_doctor(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* sub =
-      app.add_subcommand("doctor", "Check this node: Neuron topology, EFA, the plugin in plugstack.conf");
+      app.add_subcommand("doctor",
+                         "Check this node (or --cluster: many nodes): Neuron devices and errors, EFA, "
+                         "limits, the plugin in plugstack.conf");
   sub->footer(
-      "Exit status 0 when the plugin can do its job here, 1 when something stops it.\n"
+      "Exit status 0 when the plugin can do its job here (with --cluster: when every node passes), 1 when\n"
+      "something stops it, 2 on bad options. Checks and what each FAILs on: docs/health.md.\n"
       "Examples:\n"
       "  trnslurm doctor\n"
+      "  trnslurm doctor --cluster --partition trn1 --nodes 16   # one short job, one row per node\n"
+      "  trnslurm doctor --cluster --nodelist 'n[1-3]' --checks errors,topology --json\n"
       "  srun -N 4 --ntasks-per-node=1 trnslurm doctor --no-probe   # every node of an allocation\n"
       "  trnslurm doctor --json | jq '.checks[] | select(.status == \"FAIL\")'");
   sub->add_option("--plugstack", opts->plugstack,
@@ -264,6 +257,11 @@ Command add_doctor(CLI::App& app) {
   sub->add_option("--node-name", opts->node_name, "This node's name, for %n in plugstack paths");
   sub->add_flag("--no-probe", opts->no_probe,
                 "Do not load libfabric now (only read the slurmd's saved answer)");
+  add_node_health_options(*sub, opts->health);
+  sub->add_flag("--cluster", opts->cluster, "Check many nodes as one short Slurm job: one row per node");
+  sub->add_option("--partition,-p", opts->on.partition, "With --cluster: the partition to run on");
+  sub->add_option("--nodes,-N", opts->on.nodes, "With --cluster: how many nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--nodelist,-w", opts->on.nodelist, "With --cluster: these nodes (a Slurm node list)");
   sub->add_flag("--json", opts->json,
                 "Print JSON: node, versions, ok, and every check (status, check, detail)");
   return {sub, [opts] { return run(*opts); }};

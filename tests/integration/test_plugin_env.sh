@@ -29,14 +29,17 @@ set -e
 expect_eq "trnslurm env refusal exit code" 2 "$rc"
 expect_contains "trnslurm env refusal" "3 tasks x 16 cores per task need 48 NeuronCores, but this node has 32" "$msg"
 
-# doctor, per node: each node's own tree and the slurmd's EFA answer.
-out=$("$TRNSLURM_BIN" doctor --node-name n2)
+# doctor, per node: each node's own tree and the slurmd's EFA answer (the checks that read the tree:
+# libfabric and the open-files limit are this machine's, docs/health.md).
+out=$("$TRNSLURM_BIN" doctor --node-name n2 --checks topology,errors,cores,efa)
 expect_contains "doctor: plugin in plugstack.conf" "ok   plugstack  $TRNSLURM_CLUSTER_DIR/etc/plugstack.conf:1: required $TRNSLURM_PLUGIN" "$out"
 expect_contains "doctor: Slurm versions" "ok   version    plugin built for Slurm 22.05, slurmctld runs 22.05" "$out"
 expect_contains "doctor: n2's tree" "instance   trn1n.32xlarge" "$out"
 expect_contains "doctor: devices" "ok   neuron     16 devices, 32 physical NeuronCores" "$out"
 expect_contains "doctor: the node's type in the instance table" "ok   instances  trn1n.32xlarge (bundled)" "$out"
 expect_contains "doctor: EFA" "ok   efa        slurmd's probe: absent" "$out"
+expect_contains "doctor: n2's EFA devices" "ok   efa        16 EFA devices, as trn1n.32xlarge has" "$out"
+expect_contains "doctor: n2's error counters" "ok   errors     48 uncorrectable-error counters, all zero" "$out"
 
 # A plugstack.conf with a key the plugin does not know: doctor fails, and so does every srun,
 # with a message that names the plugin (srun reads plugstack.conf through its own slurm.conf).

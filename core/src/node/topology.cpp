@@ -1,15 +1,15 @@
 #include "trnslurm/node/topology.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <cstdint>
 #include <system_error>
 
+#include "trnslurm/node/sysfs.hpp"
 #include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
@@ -18,26 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// sysfs values are one short line; never read more than a page of whatever sits there. POSIX
-// reads, not iostreams: this runs in every step on every node (user_init).
-std::optional<std::string> read_line(const fs::path& file) {
-  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::array<char, 4096> buf{};
-  const ssize_t n = read(fd, buf.data(), buf.size());
-  close(fd);
-  if (n <= 0) return std::nullopt;
-  std::string text(buf.data(), static_cast<std::size_t>(n));
-  if (const auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t')) text.pop_back();
-  if (text.empty()) return std::nullopt;
-  return text;
-}
-
 std::optional<std::uint32_t> read_number(const fs::path& file) {
-  const auto text = read_line(file);
-  if (!text) return std::nullopt;
-  return parse_number<std::uint32_t>(*text);
+  const auto n = read_sysfs_number(file);
+  if (!n || *n > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(*n);
 }
 
 std::optional<std::uint32_t> device_index(std::string_view name) {
@@ -117,7 +101,7 @@ std::optional<std::uint32_t> physical_cores(const Topology& topology, const Node
 Topology read_topology(const fs::path& root) {
   Topology topo;
   topo.root = root.string();
-  topo.instance_type = read_line(root / "sys/devices/virtual/dmi/id/product_name");
+  topo.instance_type = read_sysfs_line(root / "sys/devices/virtual/dmi/id/product_name");
 
   std::error_code ec;
   const fs::path base = root / "sys/devices/virtual/neuron_device";
@@ -127,9 +111,10 @@ Topology read_topology(const fs::path& root) {
     NeuronDevice dev;
     dev.index = *index;
     dev.core_count = read_number(it->path() / "core_count");
-    if (!topo.arch_type) topo.arch_type = read_line(it->path() / "info/architecture/arch_type");
-    if (!topo.device_name) topo.device_name = read_line(it->path() / "info/architecture/device_name");
-    if (!topo.instance_type) topo.instance_type = read_line(it->path() / "info/architecture/instance_type");
+    if (!topo.arch_type) topo.arch_type = read_sysfs_line(it->path() / "info/architecture/arch_type");
+    if (!topo.device_name) topo.device_name = read_sysfs_line(it->path() / "info/architecture/device_name");
+    if (!topo.instance_type)
+      topo.instance_type = read_sysfs_line(it->path() / "info/architecture/instance_type");
     struct stat st {};
     dev.dev_node = stat((root / "dev" / ("neuron" + std::to_string(*index))).c_str(), &st) == 0;
     topo.devices.push_back(std::move(dev));

@@ -1,0 +1,32 @@
+#include "trnslurm/node/sysfs.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+
+#include "trnslurm/util/parse_number.hpp"
+
+namespace trnslurm {
+
+std::optional<std::string> read_sysfs_line(const std::filesystem::path& file) {
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::array<char, 4096> buf{};
+  const ssize_t n = read(fd, buf.data(), buf.size());
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  std::string text(buf.data(), static_cast<std::size_t>(n));
+  if (const auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t')) text.pop_back();
+  if (text.empty()) return std::nullopt;
+  return text;
+}
+
+std::optional<std::uint64_t> read_sysfs_number(const std::filesystem::path& file) {
+  const auto text = read_sysfs_line(file);
+  if (!text) return std::nullopt;
+  return parse_number<std::uint64_t>(*text);
+}
+
+}  // namespace trnslurm
