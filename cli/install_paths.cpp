@@ -6,6 +6,12 @@ namespace trnslurm::cli {
 
 namespace fs = std::filesystem;
 
+fs::path self_exe() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("trnslurm") : exe;
+}
+
 fs::path backend_dir() {
   std::error_code ec;
   const auto exe = fs::read_symlink("/proc/self/exe", ec);

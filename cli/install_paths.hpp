@@ -9,4 +9,7 @@ namespace trnslurm::cli {
 // it as {{backend_dir}}.
 std::filesystem::path backend_dir();
 
+// This trnslurm binary (/proc/self/exe), for the steps that run it on the compute nodes.
+std::filesystem::path self_exe();
+
 }  // namespace trnslurm::cli

@@ -12,15 +12,31 @@ extern "C" {
 
 namespace trnslurm::slurm_lookup {
 
+namespace {
+struct Destroy {
+  void operator()(hostlist_t hl) const noexcept { slurm_hostlist_destroy(hl); }
+};
+using Hostlist = std::unique_ptr<std::remove_pointer_t<hostlist_t>, Destroy>;
+}  // namespace
+
 std::optional<std::string> first_host(const std::string& nodelist) {
-  struct Destroy {
-    void operator()(hostlist_t hl) const noexcept { slurm_hostlist_destroy(hl); }
-  };
-  std::unique_ptr<std::remove_pointer_t<hostlist_t>, Destroy> hl(slurm_hostlist_create(nodelist.c_str()));
+  Hostlist hl(slurm_hostlist_create(nodelist.c_str()));
   if (!hl) return std::nullopt;
   std::unique_ptr<char, decltype(&std::free)> host(slurm_hostlist_shift(hl.get()), &std::free);
   if (!host) return std::nullopt;
   return std::string(host.get());
+}
+
+std::optional<std::vector<std::string>> hosts(const std::string& nodelist) {
+  Hostlist hl(slurm_hostlist_create(nodelist.c_str()));
+  if (!hl) return std::nullopt;
+  std::vector<std::string> out;
+  while (true) {
+    std::unique_ptr<char, decltype(&std::free)> host(slurm_hostlist_shift(hl.get()), &std::free);
+    if (!host) break;
+    out.emplace_back(host.get());
+  }
+  return out;
 }
 
 std::optional<std::string> node_addr(const std::string& node) {

@@ -1,0 +1,58 @@
+// `trnslurm health-node` (hidden): one node's pre-flight checks as one JSON line on stdout, run
+// on every node by `doctor --cluster` and the train stage's pre-flight (docs/health.md). Exits 0
+// whenever it could report: the verdict is the reader's.
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "commands.hpp"
+#include "node_health.hpp"
+#include "output.hpp"
+#include "site_config.hpp"
+#include "trnslurm/health/cluster_report.hpp"
+#include "trnslurm/node/node_inputs.hpp"
+
+namespace trnslurm::cli {
+
+namespace {
+
+struct Options {
+  std::optional<std::string> node_name;
+  NodeHealthOptions health;
+};
+
+int run(const Options& o) {
+  const auto cfg = load_site_config(std::nullopt);
+  health::NodeReport report;
+  report.node = o.node_name.value_or(node_name());
+  if (const char* nodes = std::getenv("SLURM_JOB_NODELIST")) report.job_nodes = nodes;
+  const SiteSettings site = cfg.site ? *cfg.site : SiteSettings{};
+  if (!cfg.site) report.findings.push_back({"plugstack", health::Status::fail, to_string(cfg.site.error())});
+  const auto in = node_check_inputs(site, report.node, o.health);
+  if (!in) {
+    print_error(in.error());
+    return exit_usage;
+  }
+  auto findings = health::run_node_checks(*in);
+  if (!findings)
+    report.findings.push_back({"instances", health::Status::fail, to_string(findings.error())});
+  else
+    report.findings.insert(report.findings.end(), findings->begin(), findings->end());
+  fmt::print("{}\n", health::to_json_line(report));
+  std::fflush(stdout);
+  return exit_ok;
+}
+
+}  // namespace
+
+Command add_health_node(CLI::App& app) {
+  auto opts = std::make_shared<Options>();
+  auto* sub =
+      app.add_subcommand("health-node", "One node's pre-flight checks as a JSON line (for doctor --cluster)");
+  sub->group("");  // hidden: run by trnslurm itself on the compute nodes
+  sub->add_option("--node-name", opts->node_name, "This node's name, for %n in plugstack paths");
+  add_node_health_options(*sub, opts->health);
+  return {sub, [opts] { return run(*opts); }};
+}
+
+}  // namespace trnslurm::cli

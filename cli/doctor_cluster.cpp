@@ -1,0 +1,118 @@
+#include "doctor_cluster.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "colour.hpp"
+#include "commands.hpp"
+#include "install_paths.hpp"
+#include "output.hpp"
+#include "process.hpp"
+#include "slurm_lookup.hpp"
+#include "trnslurm/health/cluster_report.hpp"
+
+namespace trnslurm::cli {
+
+namespace {
+
+// The srun line of the one job: a task on each node running the hidden per-node step.
+std::vector<std::string> srun_argv(const ClusterDoctorOptions& o) {
+  std::vector<std::string> argv{"srun", "--job-name=trnslurm-doctor", "--ntasks-per-node=1",
+                                "--kill-on-bad-exit=0", "--time=5"};
+  if (o.partition) argv.push_back("--partition=" + *o.partition);
+  if (o.nodelist) argv.push_back("--nodelist=" + *o.nodelist);
+  if (o.nodes)
+    argv.push_back(fmt::format("--nodes={}", *o.nodes));
+  else if (o.nodelist)
+    argv.push_back(fmt::format("--nodes={}",
+                               slurm_lookup::hosts(*o.nodelist).value_or(std::vector<std::string>{}).size()));
+  argv.push_back(self_exe().string());
+  argv.push_back("health-node");
+  if (o.health.checks) argv.push_back("--checks=" + *o.health.checks);
+  if (o.health.checkpoint_dir) argv.push_back("--checkpoint-dir=" + *o.health.checkpoint_dir);
+  if (o.health.checkpoint_bytes)
+    argv.push_back(fmt::format("--checkpoint-bytes={}", o.health.checkpoint_bytes));
+  return argv;
+}
+
+void print_rows(const std::vector<health::NodeRow>& rows) {
+  const bool colour = colour_enabled(stdout);
+  std::size_t width = 4;
+  for (const auto& r : rows) width = std::max(width, r.node.size());
+  for (const auto& r : rows) {
+    const auto tag = health::to_string(r.status);
+    const auto padded = fmt::format("{:<4}", tag);
+    fmt::print("{:<{}}  {}  {}\n", r.node, width,
+               paint(tag, state_colour(tag), colour) + padded.substr(tag.size()),
+               r.status == health::Status::ok ? std::string("every check passed") : r.why);
+  }
+}
+
+}  // namespace
+
+int run_cluster_doctor(const ClusterDoctorOptions& o) {
+  if (o.health.checks) {
+    if (auto c = health::parse_checks(*o.health.checks, "--checks"); !c) {
+      print_error(c.error());
+      return exit_usage;
+    }
+  }
+  if (o.nodelist && !slurm_lookup::hosts(*o.nodelist)) {
+    print_error(
+        Error{fmt::format("'{}' is not a Slurm node list", *o.nodelist), "--nodelist", "e.g. n[1-4],n7"});
+    return exit_usage;
+  }
+  const auto argv = srun_argv(o);
+  const auto ran = run_process(argv);
+  if (!ran) {
+    print_error(ran.error());
+    return exit_failure;
+  }
+  std::vector<health::NodeReport> reports;
+  std::string job_nodes;
+  std::size_t start = 0;
+  const auto& out = ran->out;
+  while (start < out.size()) {
+    auto end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    if (auto r = health::parse_node_report(std::string_view(out).substr(start, end - start))) {
+      if (job_nodes.empty()) job_nodes = r->job_nodes;
+      reports.push_back(std::move(*r));
+    }
+    start = end + 1;
+  }
+  if (reports.empty()) {
+    print_error(
+        Error{fmt::format("no node answered (srun exited {})", ran->exit_code), "doctor --cluster",
+              ran->err.empty() ? "is Slurm reachable from here?" : ran->err.substr(0, ran->err.find('\n'))});
+    return exit_failure;
+  }
+  std::vector<std::string> expected;
+  if (o.nodelist)
+    expected = *slurm_lookup::hosts(*o.nodelist);
+  else if (!job_nodes.empty())
+    expected = slurm_lookup::hosts(job_nodes).value_or(std::vector<std::string>{});
+  const auto last_err = ran->err.empty() ? std::string("the step ended without its output")
+                                         : ran->err.substr(0, ran->err.find('\n'));
+  const auto rows =
+      health::node_rows(expected, reports, fmt::format("srun exited {}: {}", ran->exit_code, last_err));
+  const bool ok = health::failed_nodes(rows).empty();
+  if (o.json) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json checks = nlohmann::json::array();
+      for (const auto& f : r.findings)
+        checks.push_back({{"check", f.check}, {"status", health::to_string(f.status)}, {"detail", f.detail}});
+      nodes.push_back(
+          {{"node", r.node}, {"status", health::to_string(r.status)}, {"why", r.why}, {"checks", checks}});
+    }
+    fmt::print("{}\n", nlohmann::json{{"ok", ok}, {"nodes", nodes}}.dump(2));
+  } else {
+    print_rows(rows);
+  }
+  return ok ? exit_ok : exit_failure;
+}
+
+}  // namespace trnslurm::cli
