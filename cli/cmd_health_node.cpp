@@ -3,14 +3,19 @@
 // whenever it could report: the verdict is the reader's.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 
 #include "commands.hpp"
+#include "install_paths.hpp"
 #include "node_health.hpp"
 #include "output.hpp"
 #include "site_config.hpp"
 #include "trnslurm/health/cluster_report.hpp"
 #include "trnslurm/node/node_inputs.hpp"
+#include "trnslurm/node/topology.hpp"
 
 namespace trnslurm::cli {
 
@@ -40,7 +45,21 @@ int run(const Options& o) {
     report.findings.insert(report.findings.end(), findings->begin(), findings->end());
   fmt::print("{}\n", health::to_json_line(report));
   std::fflush(stdout);
-  return exit_ok;
+  if (std::ranges::find(in->checks, "collective") == in->checks.end()) return exit_ok;
+  // The collective across the step's nodes (rank 0 prints a line for every node). On the CPU
+  // backend, gloo; a Neuron node's nccom-test is not run yet (docs/health.md).
+  if (!read_topology(in->root).devices.empty()) {
+    if (const char* rank = std::getenv("SLURM_PROCID"); rank && std::string_view(rank) == "0")
+      fmt::print("{}\n", health::to_json_line({report.node,
+                                                {{"collective", health::Status::warn,
+                                                  "nccom-test across the nodes is not run by this version"}},
+                                                report.job_nodes}));
+    return exit_ok;
+  }
+  const auto script = (backend_dir() / "health_collective.py").string();
+  execl("/usr/bin/python3", "python3", script.c_str(), static_cast<char*>(nullptr));
+  print_error(Error{"cannot run /usr/bin/python3 " + script, "health-node", "install python3-torch"});
+  return exit_failure;
 }
 
 }  // namespace

@@ -48,4 +48,18 @@ expect_contains "bad --checks message" "unknown check 'topolgy' (did you mean 't
 states() { sinfo -h -N -o %t | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 for _ in $(seq 50); do [ "$(states)" != idle ] || break; sleep 0.2; done
 expect_eq "node states after doctor --cluster" "idle" "$(states)"
+
+# The collective on the CPU backend (nodes without Neuron devices: this machine's own tree): a
+# gloo all_reduce and a ring of links; n3 answers slowly (the stand-in's knob) and is named.
+"$dc" down >/dev/null
+"$dc" up --nodes 3 --plugstack-args "state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm"
+set +e
+out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
+rc=$?
+set -e
+expect_eq "collective: exit with a slow node" 1 "$rc"
+expect_eq "collective: n3 alone failing" "n1 ok
+n2 ok
+n3 FAIL" "$(awk '{print $1, $2}' <<<"$out")"
+expect_contains "collective: why" "n3    FAIL  collective: this node is slow: its links n2->n3" "$out"
 finish
