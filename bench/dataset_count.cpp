@@ -6,9 +6,14 @@
 //       of SEQ_LEN tokens (one List<Int32> column). The bodies are left as holes (a sparse file):
 //       every byte of metadata is where a writer puts it, the tokens are never written, so shards
 //       of gigabytes cost no disk. A reader that read bodies would still pay for their size.
-//   bench_dataset_count count DIR [REPEATS]
+//   bench_dataset_count once stat|count DIR READERS
+//       one stat(2) of every shard by READERS threads, or one count_dataset(DIR) with READERS,
+//       without a warm-up (a cold file system: bench/slow_fs.c), and prints its milliseconds.
+//   bench_dataset_count count DIR [REPEATS] [READERS]
 //       times stat(2) of every shard listed in state.json against count_dataset(DIR), alternating,
-//       and prints medians, their ratio and this process's peak RSS.
+//       and prints medians, their ratio and this process's peak RSS. With READERS (the
+//       DatasetRequest's readers; default its own), stat(2) is made by as many threads at once,
+//       so that on a slow file system both sides wait their round trips READERS at a time.
 // bench/dataset-count drives both for two shard sizes and prints the table.
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -17,12 +22,15 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../tests/support/arrow_craft.hpp"
@@ -75,35 +83,64 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-int count(const fs::path& dir, int repeats) {
+std::vector<std::string> shard_paths(const fs::path& dir) {
   std::vector<std::string> paths;
-  {
-    std::ifstream in(dir / "state.json");
-    const auto state = nlohmann::json::parse(in);
-    for (const auto& f : state["_data_files"])
-      paths.push_back((dir / f["filename"].get<std::string>()).string());
-  }
-  std::uint64_t apparent = 0;
-  const auto stat_all = [&] {
-    std::uint64_t total = 0;
+  std::ifstream in(dir / "state.json");
+  const auto state = nlohmann::json::parse(in);
+  for (const auto& f : state["_data_files"])
+    paths.push_back((dir / f["filename"].get<std::string>()).string());
+  return paths;
+}
+
+// stat(2) of every path by `readers` threads at once; the sum of the sizes.
+std::uint64_t stat_all(const std::vector<std::string>& paths, unsigned readers) {
+  std::atomic<std::uint64_t> total = 0;
+  std::atomic<std::size_t> next = 0;
+  const auto work = [&] {
     struct stat st {};
-    for (const auto& p : paths) {
-      if (::stat(p.c_str(), &st) == 0) total += static_cast<std::uint64_t>(st.st_size);
+    for (std::size_t i = next++; i < paths.size(); i = next++) {
+      if (::stat(paths[i].c_str(), &st) == 0) total += static_cast<std::uint64_t>(st.st_size);
     }
-    return total;
   };
+  {
+    std::vector<std::jthread> helpers;
+    for (unsigned t = 1; t < readers; ++t) helpers.emplace_back(work);
+    work();
+  }
+  return total.load();
+}
+
+int once(const std::string& what, const fs::path& dir, unsigned readers) {
+  const auto paths = shard_paths(dir);  // state.json read before the clock starts, by both
+  const auto t0 = std::chrono::steady_clock::now();
+  if (what == "stat") {
+    stat_all(paths, readers);
+  } else if (auto c = trnslurm::count_dataset({.path = dir, .readers = readers}); !c) {
+    fmt::print(stderr, "count failed: {}\n", trnslurm::to_string(c.error()));
+    return 1;
+  }
+  fmt::print("{:.1f}\n",
+             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  return 0;
+}
+
+int count(const fs::path& dir, int repeats, std::optional<unsigned> readers) {
+  const auto paths = shard_paths(dir);
+  std::uint64_t apparent = 0;
   trnslurm::DatasetRequest request{.path = dir};
+  if (readers) request.readers = *readers;
+  const auto stat_threads = readers.value_or(1);
   std::vector<double> stat_ms, count_ms;
   std::uint64_t rows = 0;
   // One warm-up of each (page cache, dentries), then alternate so drift hits both alike.
-  apparent = stat_all();
+  apparent = stat_all(paths, stat_threads);
   if (auto c = trnslurm::count_dataset(request); !c) {
     fmt::print(stderr, "count failed: {}\n", trnslurm::to_string(c.error()));
     return 1;
   }
   for (int r = 0; r < repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    apparent = stat_all();
+    apparent = stat_all(paths, stat_threads);
     auto t1 = std::chrono::steady_clock::now();
     const auto c = trnslurm::count_dataset(request);
     auto t2 = std::chrono::steady_clock::now();
@@ -116,10 +153,10 @@ int count(const fs::path& dir, int repeats) {
   ::getrusage(RUSAGE_SELF, &ru);
   const double s = median(stat_ms), k = median(count_ms);
   fmt::print(
-      "shards={} apparent_size={:.1f}GiB rows={} stat_ms={:.1f} count_ms={:.1f} ratio={:.2f} "
+      "shards={} readers={} apparent_size={:.1f}GiB rows={} stat_ms={:.1f} count_ms={:.1f} ratio={:.2f} "
       "count_us_per_shard={:.2f} peak_rss_mib={:.1f}\n",
-      paths.size(), static_cast<double>(apparent) / (1024.0 * 1024 * 1024), rows, s, k, k / s,
-      1000.0 * k / static_cast<double>(paths.size()), static_cast<double>(ru.ru_maxrss) / 1024.0);
+      paths.size(), request.readers, static_cast<double>(apparent) / (1024.0 * 1024 * 1024), rows, s, k,
+      k / s, 1000.0 * k / static_cast<double>(paths.size()), static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }
 
@@ -131,10 +168,15 @@ int main(int argc, char** argv) {
     return generate(argv[2], arg(argv[3]), static_cast<std::int64_t>(arg(argv[4])),
                     static_cast<std::int64_t>(arg(argv[5])), static_cast<int>(arg(argv[6])));
   }
-  if (mode == "count" && (argc == 3 || argc == 4))
-    return count(argv[2], argc == 4 ? static_cast<int>(arg(argv[3])) : 5);
+  if (mode == "once" && argc == 5 && (std::string(argv[2]) == "stat" || std::string(argv[2]) == "count"))
+    return once(argv[2], argv[3], static_cast<unsigned>(arg(argv[4])));
+  if (mode == "count" && argc >= 3 && argc <= 5) {
+    return count(argv[2], argc >= 4 ? static_cast<int>(arg(argv[3])) : 5,
+                 argc == 5 ? std::optional<unsigned>(static_cast<unsigned>(arg(argv[4]))) : std::nullopt);
+  }
   std::fprintf(stderr,
                "usage: bench_dataset_count generate DIR SHARDS ROWS SEQ_LEN BATCHES\n"
-               "       bench_dataset_count count DIR [REPEATS]\n");
+               "       bench_dataset_count once stat|count DIR READERS\n"
+               "       bench_dataset_count count DIR [REPEATS] [READERS]\n");
   return 2;
 }

@@ -16,4 +16,14 @@ out=$(TMPDIR=$work "$TRNSLURM_SOURCE_DIR/bench/dataset-count" --quick "$build" 2
 expect_contains "dataset-count counted in process" "in-process: shards=200 " "$out"
 expect_match "dataset-count printed the in-process ratio" "count_ms=[0-9.]+ ratio=[0-9.]+ " "$out"
 expect_match "dataset-count printed the plan's ratio" "processes:  shards=200 .* ratio=[0-9.]+" "$out"
+
+# The same on the simulated shared file system (FUSE, 200 us a request): every arm ran and the
+# file system counted its requests (a count, not a time: 8 per shard for 4 record batches).
+out=$(TMPDIR=$work "$TRNSLURM_SOURCE_DIR/bench/dataset-count" --quick --latency 200 "$build" 2>&1)
+for arm in "stat(2) of every shard, 16 threads" "count, 16 readers (default)" "trnslurm plan --dataset (16 readers)" \
+  "count, 1 reader (before)"; do
+  expect_match "dataset-count --latency: $arm" "^  ${arm//[()]/.} +[0-9.]+ ms .* ratio to stat16 [0-9.]+" "$out"
+done
+expect_match "dataset-count --latency: one lookup per shard for stat" "16 threads +[0-9.]+ ms +1\.0[0-9] requests/shard" "$out"
+expect_match "dataset-count --latency: the count's requests" "16 readers .default. +[0-9.]+ ms +8\.0[0-9] requests/shard" "$out"
 finish

@@ -136,9 +136,7 @@ Result<DatasetCount> count_hf(const fs::path& dir, const DatasetRequest& request
     }
     auto handle = Directory::open(dir);
     if (!handle) return std::unexpected(handle.error());
-    for (const auto& name : *names) {
-      if (auto r = shards.add(*handle, name, dir / name); !r) return std::unexpected(r.error());
-    }
+    if (auto r = shards.add_all(*handle, dir, *names); !r) return std::unexpected(r.error());
     if (auto r = shards.finish(out); !r) return std::unexpected(r.error());
     // Datasets before 2.8 could save an indices mapping (after select/shuffle) beside the data:
     // the dataset's rows are then the mapping's rows.

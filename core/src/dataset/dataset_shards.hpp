@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
+#include <string>
 
 #include "arrow_ipc.hpp"
 #include "dataset_file.hpp"
@@ -18,8 +20,11 @@ class ArrowShards {
   explicit ArrowShards(const DatasetRequest& request);
 
   Result<void> add(const std::filesystem::path& file);
-  // A file of an open directory, by name; `file` is its path, for errors.
-  Result<void> add(const Directory& dir, const std::string& name, const std::filesystem::path& file);
+  // Files of an open directory `dir` (whose path is `path`, for errors), by name: up to
+  // request.readers of them open and read at once, the counts added in the order of `names`, so
+  // the error reported is the first listed file's, whatever the order the reads finished in.
+  Result<void> add_all(const Directory& dir, const std::filesystem::path& path,
+                       std::span<const std::string> names);
 
   std::uint64_t rows() const { return rows_; }
   std::uint64_t files() const { return files_; }
@@ -27,7 +32,7 @@ class ArrowShards {
   Result<void> finish(DatasetCount& out) const;
 
  private:
-  Result<void> add(const ReadOnlyFile& file);
+  Result<void> add(const std::filesystem::path& file, const ArrowFileCount& count);
   const DatasetRequest& request_;
   ArrowOptions options_;
   std::optional<TokenLayout> layout_;

@@ -41,6 +41,40 @@ TEST_CASE("dataset shards: a dataset of 2,000 shards counts every shard once, in
   CHECK(bad.error().where.starts_with((dir.path() / "data-01234-of-02000.arrow").string() + ":offset "));
 }
 
+TEST_CASE("dataset shards: read by 1 or 16 readers at once, the same count and the first listed failure") {
+  // More shards than one chunk of concurrent reads (1,024), so the chunks' boundaries are crossed.
+  trnslurm::test::ScratchDir dir;
+  make_hf_dir(dir.path(), 2100);
+  for (const unsigned readers : {1u, 3u, 16u}) {
+    CAPTURE(readers);
+    const auto c = count_dataset({.path = dir.path(), .verify = true, .seq_len = 8, .readers = readers});
+    REQUIRE(c.has_value());
+    CHECK(c->files == 2100);
+    CHECK(c->rows == 2100 * 7);
+    CHECK(c->tokens == 2100 * 7 * 8);
+  }
+  // Two damaged shards, in two chunks, the later one listed last: whichever reader finishes
+  // first, the error names the first listed, as a reader going through the list in turn would.
+  std::filesystem::resize_file(dir.path() / "data-02050-of-02100.arrow", 10);
+  std::filesystem::resize_file(dir.path() / "data-01500-of-02100.arrow", 100);
+  std::filesystem::resize_file(dir.path() / "data-01900-of-02100.arrow", 100);
+  for (const unsigned readers : {1u, 16u}) {
+    CAPTURE(readers);
+    const auto bad = count_dataset({.path = dir.path(), .readers = readers});
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().where.starts_with((dir.path() / "data-01500-of-02100.arrow").string() + ":offset "));
+  }
+  // A schema that differs in the middle of a chunk, after a shard that cannot be read at all.
+  std::filesystem::remove(dir.path() / "data-00700-of-02100.arrow");
+  std::filesystem::copy_file(datasets() / "hf_fixed" / "data-00000-of-00002.arrow",
+                             dir.path() / "data-00700-of-02100.arrow");
+  std::filesystem::remove(dir.path() / "data-00800-of-02100.arrow");
+  const auto mixed = count_dataset({.path = dir.path(), .readers = 16});
+  REQUIRE_FALSE(mixed.has_value());
+  CHECK(mixed.error().what.starts_with("column 'input_ids' is FixedSizeList<Int32> here but List<Int32>"));
+  CHECK(mixed.error().where == (dir.path() / "data-00700-of-02100.arrow").string() + ":offset 0");
+}
+
 TEST_CASE("dataset shards: state.json must name files inside the dataset, each once") {
   trnslurm::test::ScratchDir dir;
   make_hf_dir(dir.path(), 2);
