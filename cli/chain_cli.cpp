@@ -113,6 +113,11 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
   std::string out = fmt::format("chain {}{}\n", chain.chain_id,
                                 chain.manifest ? fmt::format("  ({})", chain.manifest->run_dir.string())
                                                : std::string("  (from Slurm alone: no run directory)"));
+  if (chain.manifest && !chain.manifest->checkpoint_dir.empty())
+    out += fmt::format("  checkpoints {}{}\n", chain.manifest->checkpoint_dir,
+                       chain.manifest->resume_from.empty()
+                           ? std::string()
+                           : fmt::format("  (resumed from {})", chain.manifest->resume_from));
   out += fmt::format("  {:<13} {:>8}  {:<10} {:<26} {:>10} {:>5}  {}\n", "STAGE", "JOBID", "STATE", "REASON",
                      "ELAPSED", "NODES", "EXIT");
   for (const auto& s : status.stages) {
@@ -185,6 +190,13 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   }
   nlohmann::json j{{"chain_id", chain.chain_id}, {"verdict", to_string(status.verdict)}, {"stages", stages}};
   j["run_dir"] = chain.manifest ? nlohmann::json(chain.manifest->run_dir.string()) : nlohmann::json(nullptr);
+  const auto recorded = [&](const std::string Manifest::*field) {
+    return chain.manifest && !((*chain.manifest).*field).empty() ? nlohmann::json((*chain.manifest).*field)
+                                                                 : nlohmann::json(nullptr);
+  };
+  j["checkpoint_dir"] = recorded(&Manifest::checkpoint_dir);
+  j["export_dir"] = recorded(&Manifest::export_dir);
+  j["resume_from"] = recorded(&Manifest::resume_from);
   nlohmann::json restarts = nlohmann::json::array();
   for (const auto& e :
        chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{}) {

@@ -64,19 +64,22 @@ int run(const Options& o) {
            {"verdict", m.state == ManifestState::submitted ? nlohmann::json(to_string(status.verdict))
                                                            : nlohmann::json(nullptr)},
            {"run_dir", m.run_dir.string()},
+           {"checkpoint_dir",
+            m.checkpoint_dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpoint_dir)},
            {"stages", stages}});
     }
     fmt::print("{}\n", out.dump(2));
     return exit_ok;
   }
-  fmt::print("{:<26} {:<21} {:<12} {:<10} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES");
+  fmt::print("{:<26} {:<21} {:<12} {:<10} {:<36} {}\n", "CHAIN", "CREATED", "SUBMIT", "STATUS", "STAGES",
+             "CHECKPOINTS");
   for (const auto& m : chains) {
     const auto status = evaluate_chain(stage_refs(m), *rows, std::nullopt);
     const auto stages =
         fmt::format("{}", fmt::join(m.stages | std::views::transform(&StageRecord::name), ","));
     const auto verdict = m.state == ManifestState::submitted ? std::string(to_string(status.verdict)) : "-";
-    fmt::print("{:<26} {:<21} {:<12} {:<10} {}\n", m.chain_id, m.created, to_string(m.state), verdict,
-               stages);
+    fmt::print("{:<26} {:<21} {:<12} {:<10} {:<36} {}\n", m.chain_id, m.created, to_string(m.state), verdict,
+               stages, m.checkpoint_dir.empty() ? "-" : m.checkpoint_dir);
   }
   return exit_ok;
 }

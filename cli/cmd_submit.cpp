@@ -19,6 +19,7 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
+#include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/chain/chain_recipe.hpp"
 #include "trnslurm/chain/run_dir.hpp"
 #include "trnslurm/chain/upstream_stage.hpp"
@@ -36,6 +37,7 @@ struct Options {
   bool dry_run = false;
   bool json = false;
   std::string runs_dir;
+  std::string resume_from;  // a chain id, its run directory or a checkpoint directory
   std::string partition;
   std::string account;
   std::string qos;
@@ -96,18 +98,26 @@ std::string submit_json(const ChainSpec& chain, const Manifest& manifest, bool d
   }
   const nlohmann::json j{{"chain_id", chain.chain_id},
                          {"run_dir", chain.run_dir.string()},
+                         {"checkpoint_dir", manifest.checkpoint_dir},
+                         {"resume_from", manifest.resume_from.empty() ? nlohmann::json(nullptr)
+                                                                      : nlohmann::json(manifest.resume_from)},
                          {"dry_run", dry_run},
                          {"stages", stages}};
   return j.dump(2) + "\n";
 }
 
 // The manifest before any job id is known.
-Manifest new_manifest(const ChainSpec& chain, ManifestState state) {
+Manifest new_manifest(const ChainSpec& chain, const ChainDirs& dirs, const std::string& resume_from,
+                      ManifestState state) {
   Manifest m;
   m.chain_id = chain.chain_id;
   m.created = now_iso();
   m.run_dir = chain.run_dir;
   m.state = state;
+  m.checkpoint_dir = dirs.checkpoint;
+  m.converted_dir = dirs.converted;
+  m.export_dir = dirs.exported;
+  m.resume_from = resume_from;
   for (std::size_t k = 0; k < chain.stages.size(); ++k) {
     // Shown as the dependency in the manifest until the real id is known.
     StageRecord r;
@@ -148,11 +158,26 @@ int run(const Options& args) {
   for (const auto& w : plan->warnings) print_warning(w);
   const auto plan_doc = to_json(*plan);
   const fs::path runs = args.runs_dir.empty() ? fs::path(recipe->run.runs_dir) : fs::absolute(args.runs_dir);
+  CommandSlurmClient slurm(process_runner(RunOptions{.own_process_group = true}));
+  // Another chain's checkpoints are only ever resumed from when asked, and never while that chain
+  // may still write or prune them.
+  std::string resume_from;
+  if (!args.resume_from.empty()) {
+    auto source = find_resume_source(runs, args.resume_from, slurm);
+    if (!source) {
+      print_error(source.error());
+      return exit_usage;
+    }
+    resume_from = source->checkpoint_dir.string();
+    fmt::print(stderr, "trnslurm: resuming from step {} of {}{}\n", source->step, resume_from,
+               source->chain ? fmt::format(" (chain {})", source->chain->chain_id) : "");
+  }
 
   // The run directory is created with mkdir: a collision (same second, same random draw) retries.
   // arc4random rather than std::random_device, whose start-up probes the CPU with cpuid, which
   // traps to the hypervisor on a virtual machine.
   Result<ChainSpec> chain = fail("no chain id", "submit");
+  ChainDirs dirs;
   std::optional<SubmitLock> lock;
   for (int attempt = 0; attempt < 5; ++attempt) {
     const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
@@ -163,6 +188,14 @@ int run(const Options& args) {
       return exit_usage;
     }
     inputs->selection = args.selection;
+    inputs->resume_from = resume_from;
+    dirs = chain_dirs(recipe->checkpoint, id);
+    // Only with checkpoint.per_chain = false can another chain have marked it.
+    if (is_local_dir(dirs.checkpoint))
+      if (auto free = check_dir_not_in_use(dirs.checkpoint, id, "checkpoint.dir", slurm); !free) {
+        print_error(free.error());
+        return exit_usage;
+      }
     // Before anything is submitted: a missing script would fail inside a job, hours later. A dry
     // run only warns, so that scripts can be rendered where the cluster's files are not.
     if (auto files = check_upstream_files(*recipe, inputs->values); !files) {
@@ -199,14 +232,22 @@ int run(const Options& args) {
       return exit_failure;
     }
   }
-  auto manifest = new_manifest(*chain, args.dry_run ? ManifestState::dry_run : ManifestState::submitting);
+  auto manifest = new_manifest(*chain, dirs, resume_from,
+                               args.dry_run ? ManifestState::dry_run : ManifestState::submitting);
+  const auto chain_plan = with_chain_dirs(plan_doc, dirs);
+  // Marked before any job exists, so that a chain submitted next sees this one using it.
+  if (!args.dry_run && is_local_dir(dirs.checkpoint))
+    if (auto w = mark_dir_owner(dirs.checkpoint, DirOwner{chain->chain_id, chain->run_dir}); !w) {
+      print_error(w.error());
+      return exit_failure;
+    }
   if (auto w = chain->stages.empty() ? Result<void>{} : write_script(*chain, 0); !w) {
     print_error(w.error());
     return exit_failure;
   }
 
   if (args.dry_run) {
-    if (auto w = write_records(*chain, *recipe, plan_doc, manifest); !w) {
+    if (auto w = write_records(*chain, *recipe, chain_plan, manifest); !w) {
       print_error(w.error());
       return exit_failure;
     }
@@ -223,8 +264,8 @@ int run(const Options& args) {
       fmt::print("{}", submit_json(*chain, manifest, true, argvs));
       return exit_ok;
     }
-    fmt::print("chain {} (dry run: nothing submitted)\nrun directory {}\n", chain->chain_id,
-               chain->run_dir.string());
+    fmt::print("chain {} (dry run: nothing submitted)\nrun directory {}\ncheckpoints {}\n", chain->chain_id,
+               chain->run_dir.string(), dirs.checkpoint);
     for (std::size_t k = 0; k < chain->stages.size(); ++k) {
       auto line = display(manifest.stages[k].sbatch_argv);
       if (k > 0) {
@@ -244,8 +285,7 @@ int run(const Options& args) {
   // file system), and sbatch mostly waits for slurmctld. The first submitted hook waits for it, so
   // every script exists before its sbatch and the manifest before any job id is recorded.
   auto records =
-      std::async(std::launch::async, [&] { return write_records(*chain, *recipe, plan_doc, manifest); });
-  CommandSlurmClient slurm(process_runner(RunOptions{.own_process_group = true}));
+      std::async(std::launch::async, [&] { return write_records(*chain, *recipe, chain_plan, manifest); });
   SubmitHooks hooks;
   hooks.submitted = [&](std::size_t k, JobId id) -> Result<void> {
     if (records.valid())
@@ -285,8 +325,8 @@ int run(const Options& args) {
     fmt::print("{}", submit_json(*chain, manifest, false, argvs));
     return exit_ok;
   }
-  std::string out =
-      fmt::format("chain {} submitted\nrun directory {}\n", chain->chain_id, chain->run_dir.string());
+  std::string out = fmt::format("chain {} submitted\nrun directory {}\ncheckpoints {}\n", chain->chain_id,
+                                chain->run_dir.string(), dirs.checkpoint);
   for (std::size_t k = 0; k < ids->size(); ++k)
     out += fmt::format("  {:<13} job {}\n", chain->stages[k].name, (*ids)[k]);
   fmt::print("{}", out);
@@ -308,6 +348,10 @@ Command add_submit(CLI::App& app) {
   sub->add_flag("--json", opts->json, "Print the chain id, run directory, job ids and sbatch lines as JSON");
   sub->add_option("--runs-dir", opts->runs_dir,
                   "Where to create the run directory (default: the recipe's run.runs_dir)");
+  sub->add_option("--resume-from", opts->resume_from,
+                  "Start from the newest checkpoint of another chain (its id or run directory) or of a "
+                  "checkpoint directory; the convert stage is left out")
+      ->type_name("CHAIN|DIR");
   sub->add_option("--partition", opts->partition, "Slurm partition (overrides slurm.partition)");
   sub->add_option("--account", opts->account, "Slurm account (overrides slurm.account)");
   sub->add_option("--qos", opts->qos, "Slurm QOS (overrides slurm.qos)");
@@ -322,13 +366,16 @@ Command add_submit(CLI::App& app) {
       ->allow_extra_args(false);
   sub->footer(
       "Exit codes: 0 submitted (or dry run written), 1 an sbatch failed or Ctrl-C: every job already\n"
-      "submitted for the chain was cancelled, 2 bad recipe or option. Time limits and node counts per\n"
-      "stage come from the recipe: --set stages.train.time=2-00:00:00.\n"
+      "submitted for the chain was cancelled, 2 bad recipe or option, or a checkpoint directory of a\n"
+      "chain still queued (nothing submitted). Each chain writes its checkpoints under\n"
+      "<checkpoint.dir>/<chain id>. Time limits and node counts per stage come from the recipe:\n"
+      "--set stages.train.time=2-00:00:00.\n"
       "Examples:\n"
       "  trnslurm submit --dry-run                # write runs/<chain>/, print the sbatch lines\n"
       "  trnslurm submit --partition trn1 --set stages.train.time=2-00:00:00\n"
       "  trnslurm submit --only train --sbatch-arg=--mail-type=END\n"
       "  trnslurm submit --stage-arg=convert=--partition=cpu\n"
+      "  trnslurm submit --resume-from 20261124-101500-123-0a1b2c3d --epochs 6\n"
       "  chain=$(trnslurm submit --json | jq -r .chain_id)");
   return {sub, [opts] { return run(*opts); }};
 }

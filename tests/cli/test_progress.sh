@@ -10,6 +10,8 @@ fixture=$TRNSLURM_SOURCE_DIR/tests/fixtures/progress/run_llama_nxd.log
 run init tiny-cpu
 run submit --dry-run --samples 4096 --json
 chain=$(json 'j["chain_id"]')
+ckpt=$(json 'j["checkpoint_dir"]')
+expect_eq "the chain's own checkpoint directory" "$work/checkpoints/$chain" "$ckpt"
 rd=$work/runs/$chain
 printf 'job convert 101\njob precompile 102\njob train 103\njob convert_back 104\nstate submitted\n' >>"$rd/journal"
 fake_state 101 COMPLETED
@@ -63,8 +65,8 @@ expect_eq "after hostile lines: the next real step, never a figure from them" "3
 expect_eq "after hostile lines: offset at the end" "$(stat -c %s "$rd/logs/train-103.out")" "$(offset)"
 
 # A checkpoint and a restart.
-mkdir -p "$work/checkpoints/step_2" "$work/checkpoints/step_3"
-touch "$work/checkpoints/step_2/done"  # step_3 has no done file: still being written
+mkdir -p "$ckpt/step_2" "$ckpt/step_3"
+touch "$ckpt/step_2/done"  # step_3 has no done file: still being written
 printf '{"event":"restart","cause":"node-failure","restart":1,"job":103,"time":%s,"resumed_from":2}\n' \
   "$(date +%s)" >"$rd/logs/train-restarts.jsonl"
 run status --json

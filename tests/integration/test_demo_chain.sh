@@ -110,11 +110,11 @@ expect("node rank of each host", {"n1": {"0"}, "n2": {"1"}},
 
 # convert-back exported the newest completed checkpoint (the last step) as one full state dict of
 # the model's tensors, trained away from the pretrained weights the convert stage read.
-ckpts = sorted((int(p.name[5:]), p) for p in (work / "checkpoints").glob("step_*") if (p / "done").exists())
+ckpts = sorted((int(p.name[5:]), p) for p in (work / "checkpoints" / run.name).glob("step_*") if (p / "done").exists())
 expect("newest completed checkpoint", plan["total_steps"], ckpts[-1][0])
 expect("TP shard files", plan["tp"], len(list((ckpts[-1][1] / "model").glob("dp_rank_00_tp_rank_*_pp_rank_00.pt"))))
 pretrained = torch.load(work / "data" / "pretrained.pt")
-exported = torch.load(work / "export" / "checkpoint.pt")
+exported = torch.load(work / "export" / run.name / "checkpoint.pt")
 expect("exported tensors", sorted(pretrained), sorted(exported))
 expect("exported shapes", {k: tuple(v.shape) for k, v in pretrained.items()},
        {k: tuple(v.shape) for k, v in exported.items()})

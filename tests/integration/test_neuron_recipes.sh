@@ -53,11 +53,12 @@ for r in $recipes; do
   fi
   out=$(cat "$r/plan.json")
   total=$(json "j['total_steps']")
-  newest=$(find "$r/ckpt" -mindepth 2 -maxdepth 2 -name 'done' -path '*/step_*' -printf '%h\n' | sed 's|.*/step_||' | sort -n | tail -n 1)
+  ckpt=$r/ckpt/${chain[$r]}  # each chain's own directory under checkpoint.dir (docs/recipe.md)
+  newest=$(find "$ckpt" -mindepth 2 -maxdepth 2 -name 'done' -path '*/step_*' -printf '%h\n' | sed 's|.*/step_||' | sort -n | tail -n 1)
   expect_eq "$r: newest checkpoint is the plan's last step" "$total" "$newest"
-  [ -f "$r/ckpt/pretrained_weight/model/dp_rank_00_tp_rank_01_pp_rank_00.pt" ] ||
+  [ -f "$ckpt/pretrained_weight/model/dp_rank_00_tp_rank_01_pp_rank_00.pt" ] ||
     fail "$r: convert did not write the TP shards where --pretrained_weight reads them"
-  [ -s "$r/export/checkpoint.pt" ] || fail "$r: convert_back exported nothing"
+  [ -s "$r/export/${chain[$r]}/checkpoint.pt" ] || fail "$r: convert_back exported nothing"
   checks=$((checks + 2))
 done
 expect_nodes_idle "the Neuron recipes' chains"

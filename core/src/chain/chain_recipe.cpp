@@ -3,16 +3,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/chain/job_script.hpp"
 #include "trnslurm/chain/upstream_stage.hpp"
 
 namespace trnslurm {
 namespace fs = std::filesystem;
 
-Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& plan,
+Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& recipe_plan,
                                              std::string chain_id, fs::path run_dir,
                                              const TemplateValues& site) {
   ChainInputs in;
+  const auto dirs = chain_dirs(recipe.checkpoint, chain_id);
+  const auto plan = with_chain_dirs(recipe_plan, dirs);
   in.chain_id = std::move(chain_id);
   in.run_dir = std::move(run_dir);
   in.slurm = SlurmSettings{recipe.slurm.partition, recipe.slurm.account, recipe.slurm.qos,
@@ -26,6 +29,11 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
   }
   in.exports = exports_for(figures);
   in.values = recipe.values;
+  // {{checkpoint.dir}} is the chain's directory as {{checkpoint_dir}} is: both are exported as
+  // TRNSLURM_CHECKPOINT_DIR.
+  in.values.insert_or_assign("checkpoint.dir", dirs.checkpoint);
+  in.values.insert_or_assign("checkpoint.converted_dir", dirs.converted);
+  in.values.insert_or_assign("checkpoint.export_dir", dirs.exported);
   for (auto& [key, value] : *plan_values) in.values.insert_or_assign(key, std::move(value));
   for (const auto& [key, value] : site) in.values.insert_or_assign(key, value);
   if (auto r = render_upstream_paths(recipe, in.values); !r) return std::unexpected(r.error());

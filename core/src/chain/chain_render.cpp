@@ -4,14 +4,21 @@
 
 #include <algorithm>
 
+#include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/chain/job_script.hpp"
 
 namespace trnslurm {
 
 Result<ChainSpec> render_chain(const ChainInputs& in) {
   std::vector<StageSpec> stages;
+  const bool resumed = !in.resume_from.empty();
+  const auto convert = stage_names.front();
+  if (resumed && (in.selection.only == convert || in.selection.from == convert))
+    return fail(
+        "a chain resumed from a checkpoint has no convert stage: its train stage starts from the checkpoint",
+        "--resume-from", "leave out --only convert / --from convert");
   for (const auto& s : in.stages) {
-    if (!s.enabled) continue;
+    if (!s.enabled || (resumed && s.name == convert)) continue;
     if (s.nodes == 0) {
       return fail(fmt::format("stage {} asks for 0 nodes", s.name), s.command_origin.file,
                   fmt::format("set stages.{}.nodes to 1 or more", s.name));
@@ -30,6 +37,7 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
   auto values = in.values;
   values["chain_id"] = in.chain_id;
   values["run_dir"] = in.run_dir.string();
+  if (resumed) values["resume_from"] = in.resume_from;
   for (auto& stage : chain.stages) {
     const auto& src = *std::find_if(in.stages.begin(), in.stages.end(),
                                     [&](const StageInput& s) { return s.name == stage.name; });
@@ -46,7 +54,8 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        std::move(stage_values),
                        in.exports,
                        src.resilience,
-                       src.runtime_values};
+                       src.runtime_values,
+                       resumed ? resume_prologue() : std::string()};
     auto text = render_job_script(script);
     if (!text) return std::unexpected(text.error());
     stage.script = std::move(*text);

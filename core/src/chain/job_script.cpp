@@ -79,6 +79,9 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   std::vector<std::string> used;
   auto body = render_template(in.command, in.values, in.command_origin, Substitution::variables, &used);
   if (!body) return std::unexpected(body.error());
+  auto prologue = render_template(in.prologue, in.values, TextOrigin{"trnslurm's stage prologue", 1, 1},
+                                  Substitution::variables, &used);
+  if (!prologue) return std::unexpected(prologue.error());
   // The plan's figures, then every placeholder the command uses, each exported once.
   std::vector<std::pair<std::string, std::string>> exports{{"TRNSLURM_CHAIN_ID", in.chain_id},
                                                            {"TRNSLURM_STAGE", in.stage},
@@ -124,6 +127,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   } else {
     out += "\n";
   }
+  out += *prologue;
   out += *body;
   if (!out.ends_with('\n')) out += '\n';
   if (in.resilience) out += train_wrapper().tail;

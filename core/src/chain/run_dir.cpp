@@ -59,6 +59,11 @@ std::string manifest_to_json(const Manifest& m) {
          {"state", to_string(m.state)},
          {"run_dir", m.run_dir.string()},
          {"stages", std::move(stages)}};
+  for (const auto& [key, value] : {std::pair{"checkpoint_dir", &m.checkpoint_dir},
+                                   {"converted_dir", &m.converted_dir},
+                                   {"export_dir", &m.export_dir},
+                                   {"resume_from", &m.resume_from}})
+    if (!value->empty()) j[key] = *value;
   return j.dump(2) + "\n";
 }
 
@@ -75,6 +80,10 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
                   "the run directory was written by another program or damaged");
     m.state = *parsed;
     m.run_dir = j.at("run_dir").get<std::string>();
+    m.checkpoint_dir = j.value("checkpoint_dir", "");
+    m.converted_dir = j.value("converted_dir", "");
+    m.export_dir = j.value("export_dir", "");
+    m.resume_from = j.value("resume_from", "");
     for (const auto& s : j.at("stages")) {
       StageRecord r;
       r.name = s.at("name").get<std::string>();

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/upstream/args.hpp"
 #include "trnslurm/upstream/interface.hpp"
 
@@ -96,17 +97,18 @@ Result<void> check_rendered(const upstream::ScriptInterface* script, const std::
   return {};
 }
 
-constexpr std::string_view newest_checkpoint_script =
-    "# The newest checkpoint whose done marker is written: a run may stop early or resume past its\n"
-    "# planned steps.\n"
-    "newest=$(find {{checkpoint_dir}} -mindepth 2 -maxdepth 2 -path '*/step_*/done' -printf '%h\\n' "
-    "2>/dev/null |\n"
-    "  sed 's|.*/step_||' | sort -n | tail -n 1) || true\n"
-    "if [ -z \"$newest\" ]; then\n"
-    "  echo \"trnslurm: no completed checkpoint (step_<n>/done) in \"{{checkpoint_dir}} >&2\n"
-    "  exit 1\n"
-    "fi\n"
-    "export TRNSLURM_NEWEST_CHECKPOINT={{checkpoint_dir}}/step_\"$newest\"\n";
+std::string newest_checkpoint_script() {
+  return fmt::format(
+      "# The newest checkpoint whose done marker is written: a run may stop early or resume past its\n"
+      "# planned steps.\n"
+      "newest=$({}) || true\n"
+      "if [ -z \"$newest\" ]; then\n"
+      "  echo \"trnslurm: no completed checkpoint (step_<n>/done) in \"{{{{checkpoint_dir}}}} >&2\n"
+      "  exit 1\n"
+      "fi\n"
+      "export TRNSLURM_NEWEST_CHECKPOINT={{{{checkpoint_dir}}}}/step_\"$newest\"\n",
+      newest_step_pipeline("{{checkpoint_dir}}"));
+}
 
 // torchrun's own options come from the task's environment (the plugin sets them per node), so
 // they are expanded inside the task, not in the batch script.
@@ -135,7 +137,7 @@ Result<UpstreamCommand> upstream_command(const Recipe& recipe, const StageRecipe
     return w.text.find(fmt::format("{{{{{}}}}}", newest_checkpoint)) != std::string::npos;
   });
   if (wants_newest) {
-    c += newest_checkpoint_script;
+    c += newest_checkpoint_script();
     out.runtime_values.emplace_back(newest_checkpoint);
   }
   auto path = shell_quote(stage.script);

@@ -112,6 +112,7 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   in.read_string(recipe.checkpoint.dir, "checkpoint", "dir");
   in.read_string(recipe.checkpoint.converted_dir, "checkpoint", "converted_dir");
   in.read_string(recipe.checkpoint.export_dir, "checkpoint", "export_dir");
+  in.read_bool(recipe.checkpoint.per_chain, "checkpoint", "per_chain");
   in.read_string(recipe.run.runs_dir, "run", "runs_dir");
   in.read_string(recipe.slurm.partition, "slurm", "partition");
   in.read_string(recipe.slurm.account, "slurm", "account");

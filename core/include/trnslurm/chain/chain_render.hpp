@@ -40,10 +40,14 @@ struct ChainInputs {
   TemplateValues values;  // every {{placeholder}}; chain_id and run_dir are added
   std::vector<std::pair<std::string, std::string>> exports;  // TRNSLURM_* figures of the plan
   StageSelection selection;
+  // submit --resume-from: the checkpoint directory every stage after convert starts from
+  // (resume_prologue, chain/chain_dirs.hpp); the convert stage is then left out.
+  std::string resume_from;
 };
 
 // Renders every enabled, selected stage's script. Refuses a chain with no stage, a stage with 0
-// nodes, and everything render_job_script refuses.
+// nodes, a resumed chain whose selection names the convert stage, and everything
+// render_job_script refuses.
 Result<ChainSpec> render_chain(const ChainInputs& in);
 
 }  // namespace trnslurm

@@ -41,6 +41,8 @@ struct ScriptInput {
   std::optional<Resilience> resilience;
   // Placeholders the command sets itself when it runs (newest_checkpoint): not exported.
   std::vector<std::string> runtime_values;
+  // trnslurm's own template, run before the command (resume_prologue, chain/chain_dirs.hpp).
+  std::string prologue;
 };
 
 // A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,

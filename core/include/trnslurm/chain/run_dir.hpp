@@ -40,6 +40,12 @@ struct Manifest {
   ManifestState state = ManifestState::submitting;
   std::filesystem::path run_dir;
   std::vector<StageRecord> stages;
+  // The chain's own directories (chain/chain_dirs.hpp) and the checkpoint directory it resumed
+  // from (submit --resume-from); "" in a manifest written before they were recorded.
+  std::string checkpoint_dir;
+  std::string converted_dir;
+  std::string export_dir;
+  std::string resume_from;
 };
 
 std::string manifest_to_json(const Manifest& m);

@@ -59,6 +59,9 @@ struct CheckpointRecipe {
   std::string converted_dir = "converted";  // output of the convert stage
   std::string export_dir = "export";        // output of the convert_back stage
   std::uint64_t every = 0;                  // optimizer steps between checkpoints, 0 = only the last
+  // Each chain writes <dir>/<chain id> (and so for converted_dir and export_dir); false: every
+  // chain of the recipe writes the directories as written (chain/chain_dirs.hpp).
+  bool per_chain = true;
 };
 
 struct EstimateRecipe {
