@@ -61,6 +61,14 @@ TEST_CASE("plan: Llama2-7B on 4 trn1 nodes, hand-computed") {
   CHECK(has_warning(p, "checkpoint.every = 1000 exceeds the 976 total steps"));
 }
 
+TEST_CASE("plan: the steps after the last multiple of checkpoint.every are named") {
+  // 2929 total steps (below): the trainer saves at 1000 and 2000, never at the end.
+  const Plan p = plan_of(bundled("llama2-7b-trn1", {{"train.epochs", "3", ""}}), 1'000'000);
+  CHECK(has_warning(p, "the last 929 steps are never saved and convert_back exports step 2000"));
+  const Plan whole = plan_of(bundled("llama2-7b-trn1", {{"checkpoint.every", "976", ""}}), 1'000'000);
+  CHECK_FALSE(has_warning(whole, "never saved"));
+}
+
 TEST_CASE("plan: the micro-step counter carries across epochs") {
   // 3 epochs of 62500 micro-steps: floor(187500 / 64) = 2929, one more than 3 x 976.
   const Plan p = plan_of(bundled("llama2-7b-trn1", {{"train.epochs", "3", ""}}), 1'000'000);
@@ -120,7 +128,7 @@ TEST_CASE("plan: the published configurations") {
       {"llama2-7b-trn1", 128, 16, 64, 1, 32},   {"llama2-13b-trn1", 1024, 32, 32, 1, 32},
       {"llama2-70b-trn1", 1024, 4, 256, 4, 32}, {"llama3-8b-trn1", 128, 4, 256, 4, 32},
       {"llama3-8b-trn2", 64, 4, 256, 2, 64},    {"llama3-70b-trn1", 1024, 4, 256, 4, 32},
-      {"llama3-70b-trn2", 512, 4, 256, 4, 64},
+      {"llama3-70b-trn2", 512, 4, 256, 4, 64},  {"llama3-8b-trn3", 64, 8, 128, 1, 64},
   };
   for (const auto& c : cases) {
     INFO(c.recipe);
