@@ -66,18 +66,6 @@ def ordered_allreduce(group, bucket):
     return done
 
 
-class Events:
-    """TRNSLURM_STANDIN_LOG: JSON lines written by global rank 0."""
-
-    def __init__(self, enabled):
-        path = os.environ.get("TRNSLURM_STANDIN_LOG", "")
-        self.file = open(path, "a", buffering=1) if enabled and path else None
-
-    def __call__(self, event, **fields):
-        if self.file:
-            self.file.write(json.dumps({"event": event, "time": round(time.time(), 3), **fields}) + "\n")
-
-
 class Throughput:
     """Sequences per second over a moving window of the last ~10 steps."""
 
@@ -193,7 +181,7 @@ class Run:
             if self.rank in groups[key]:
                 mine = handle
         self.dp_group = mine
-        self.events = Events(self.rank == 0)
+        self.events = standin.Events(self.rank == 0)
         self.prints = plan.print_rank(self.tp_rank, self.cp_rank, self.dp_rank, self.pp_rank, plan.pp)
         hw = os.environ.get("TRNSLURM_STANDIN_HW_BACKEND", "trn1")
         flags = dict(plan.layout_flags)

@@ -3,13 +3,16 @@ refusing what the CPU backend cannot honour (never silently), and the stand-in-o
 which are environment variables so that the flags stay exactly upstream's:
 
   TRNSLURM_STANDIN_STRICT=1        a flag a parse_known_args script would ignore is an error (exit 2)
-  TRNSLURM_STANDIN_LOG=<path>      JSON-lines events of the trainers (start, step, checkpoint, ...)
+  TRNSLURM_STANDIN_LOG=<path>      JSON-lines events: the trainers' (start, step, checkpoint, ...)
+                                   and the converter's (start, end)
   TRNSLURM_STANDIN_STEP_DELAY=<s>  the trainers sleep this long after each optimizer step
   TRNSLURM_STANDIN_HW_BACKEND=trn2 the trainers' qkv_linear head order (default trn1; the
                                    converter takes --hw_backend)"""
 
+import json
 import os
 import sys
+import time
 
 EXIT_USAGE = 2
 
@@ -41,3 +44,15 @@ def env_float(name: str, default: float = 0.0) -> float:
         return float(value) if value else default
     except ValueError:
         refuse(name, f"{name}={value!r} is not a number")
+
+
+class Events:
+    """TRNSLURM_STANDIN_LOG: JSON lines, appended (a requeued job adds to its first run's)."""
+
+    def __init__(self, enabled: bool = True):
+        path = os.environ.get("TRNSLURM_STANDIN_LOG", "")
+        self.file = open(path, "a", buffering=1) if enabled and path else None  # noqa: SIM115
+
+    def __call__(self, event: str, **fields):
+        if self.file:
+            self.file.write(json.dumps({"event": event, "time": round(time.time(), 3), **fields}) + "\n")

@@ -160,7 +160,11 @@ def main(argv=None):
     a = standin.parse(build_parser(), SCRIPT, known=PARSE_KNOWN, argv=argv)
     check_supported(a)
     cfg = model_config(a.config)
+    events = standin.Events()
+    direction = "from_full_state" if a.convert_from_full_state else "to_full_state"
+    events("start", script=SCRIPT, direction=direction, input_dir=a.input_dir)
     (from_full if a.convert_from_full_state else to_full)(a, cfg, layout_of(a))
+    events("end", script=SCRIPT, direction=direction, output_dir=a.output_dir)
 
 
 if __name__ == "__main__":
