@@ -18,3 +18,7 @@ json_value() {
   printf '%s\n' "$out" | sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p"
 }
 
+
+# The names of the recipes in the source tree's recipes/, one per line, sorted: what
+# `trnslurm recipes` must list (the binary bundles them at build time).
+source_recipe_names() { find "$TRNSLURM_SOURCE_DIR/recipes" -maxdepth 1 -name '*.toml' -printf '%f\n' | sed 's/\.toml$//' | sort; }

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$work"
 names=$("$TRNSLURM_BIN" recipes | awk '{print $1}')
-expect_eq "bundled recipes" 8 "$(wc -w <<<"$names")"
+expect_eq "bundled recipes: those of recipes/" "$(source_recipe_names)" "$(sort <<<"$names")"
 for name in $names; do
   mkdir "$name"
   (

@@ -19,7 +19,8 @@ cd "$work"
 
 export TRNSLURM_STANDIN_STRICT=1 GLOO_SOCKET_IFNAME=lo
 recipes=$("$T" recipes | awk '$1 ~ /^llama/ {print $1}')
-[ "$(printf '%s\n' "$recipes" | wc -l)" -ge 7 ] || fail "expected the 7 bundled Neuron recipes, got: $recipes"
+expect_eq "the Neuron recipes: those of recipes/" "$(cd "$TRNSLURM_SOURCE_DIR/recipes" && ls llama*.toml | sed 's/\.toml$//' | sort)" \
+  "$(sort <<<"$recipes")"
 declare -A chain
 port=$((${TRNSLURM_PORT_BASE:?} + 60))
 for r in $recipes; do

@@ -187,6 +187,11 @@ class Run:
         flags = dict(plan.layout_flags)
         # NxD's model fuses q, k, v without the QKV linear only when they are of equal size.
         flags["coalesce_qkv"] = flags.get("coalesce_qkv", False) and self.cfg.heads == self.cfg.kv_heads
+        if hw == "trn3" and flags.get("qkv_linear"):
+            # NxD 2.29 initialises the QKV linear's kv weights for trn1 and trn2 only and raises
+            # otherwise (src/neuronx_distributed/modules/qkv_linear.py, _initialize_affine_weight).
+            _fail(self.script, "--qkv_linear on trn3: neuronx-distributed 2.29 raises \"Configure kv weight "
+                  "initialization as per hw architecture\"; drop --qkv_linear (TP must then divide the kv heads)")
         try:
             self.layout = nxd_layout.Layout(tp=plan.tp, pp=plan.pp, hw_backend=hw, **flags)
             if self.layout.qkv_linear:
