@@ -17,7 +17,7 @@ fs::path backend_dir() {
   const auto exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     auto installed = exe.parent_path().parent_path() / "share" / "trnslurm" / "cpu";
-    if (fs::exists(installed / "train.py", ec)) return installed;
+    if (fs::exists(installed / "make_nxd_inputs.py", ec)) return installed;
   }
   return fs::path(TRNSLURM_SOURCE_DIR) / "scripts" / "cpu";
 }

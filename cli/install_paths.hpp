@@ -4,7 +4,7 @@
 
 namespace trnslurm::cli {
 
-// The CPU reference backend's scripts (train.py, convert.py, ...): <prefix>/share/trnslurm/cpu
+// The CPU reference backend (the stand-ins of the upstream scripts, make_nxd_inputs.py): <prefix>/share/trnslurm/cpu
 // beside an installed trnslurm, else the source tree this binary was built from. Recipes reach
 // it as {{backend_dir}}.
 std::filesystem::path backend_dir();

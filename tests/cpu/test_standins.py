@@ -354,6 +354,17 @@ class TrainerTest(unittest.TestCase):
         r = run([VENV / "python3", script, "--pretrained_weight", "some/dir"])
         self.assertEqual(r.returncode, 2)  # a switch: it takes no value
 
+    def test_tp_zero1_on_trn3_only_without_qkv_linear(self):
+        # NxD 2.29's QKV linear initialises kv weights for trn1 and trn2 only (qkv_linear.py).
+        script = LLAMA / "tp_zero1_llama_hf_pretrain" / "tp_zero1_llama_hf_pretrain.py"
+        ckpt, trn3 = self.work / "trn3", {"TRNSLURM_STANDIN_HW_BACKEND": "trn3"}
+        self.convert(ckpt, "--tp_size", 2)
+        refused = self.torchrun(script, self.zero1_args(ckpt, 1) + ["--qkv_linear"], trn3)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("--qkv_linear on trn3", refused.stderr)
+        ran = self.torchrun(script, self.zero1_args(ckpt, 1), trn3)
+        self.assertEqual(ran.returncode, 0, ran.stderr[-3000:])
+
     def test_precompile_warms_what_training_uses(self):
         script = LLAMA / "tp_zero1_llama_hf_pretrain" / "tp_zero1_llama_hf_pretrain.py"
         ckpt, cache, log = self.work / "pc", self.work / "pc-cache", self.work / "pc.jsonl"

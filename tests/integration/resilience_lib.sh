@@ -1,22 +1,36 @@
-# Shared by the test_resilience_*.sh tests (source after lib.sh and chain_lib.sh): the CPU
-# backend's recipe (tests/fixtures/resilience/resilience.toml) as ./trnslurm.toml, a tiny
-# dataset (3000 tokens: 23 optimizer steps on 2 nodes x 2 workers) and its initial checkpoint.
+# Shared by the test_resilience_*.sh tests (source after lib.sh and chain_lib.sh): the recipe of
+# tests/fixtures/resilience/resilience.toml as ./trnslurm.toml (tiny-cpu's upstream stages, run by
+# the CPU stand-ins) and its inputs: a dataset of 3000 tokens (23 optimizer steps on 2 nodes x 2
+# workers), the model config and the pretrained weights.
 # shellcheck disable=SC2034,SC2154  # work, trn (lib.sh) in; dev_cluster: for the tests that source this file
 cp "$TRNSLURM_SOURCE_DIR/tests/fixtures/resilience/resilience.toml" "$work/trnslurm.toml"
-export TRN_CPU=$TRNSLURM_SOURCE_DIR/scripts/cpu
 py=/usr/bin/python3
 dev_cluster=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
-"$py" "$TRN_CPU/make_demo_data.py" --dataset data/tok --checkpoint init --tokens 3000 --seq-len 16 \
-  --intermediate 128 >/dev/null
+"$py" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_nxd_inputs.py" --recipe trnslurm.toml --tokens 3000 >/dev/null
 
 # A test that fails half-way must not leave its chain running into the next test (the workers'
 # MASTER_PORT is the same for every job).
 cancel_chain() { [ -z "${chain:-}" ] || "$trn" cancel "$chain" >/dev/null 2>&1 || true; }
 trap cancel_chain EXIT
 
+# The run directory `submit` printed.
+run_of() { sed -n 's/^run directory //p' <<<"$1" | head -n 1; }
+
 # The job id of a chain's stage, from its manifest (status exits 3 while the chain runs).
 stage_job() {  # CHAIN STAGE
   { "$trn" status "$1" --json || true; } | "$py" -c 'import json,sys; print(next(s["job_id"] for s in json.load(sys.stdin)["stages"] if s["stage"] == sys.argv[1]))' "$2"
+}
+
+# A value the job script of a chain's stage exports (TRNSLURM_CHECKPOINT_DIR, ...): where the
+# chain really writes, whatever the recipe's defaults resolve to.
+stage_export() {  # RUN_DIR STAGE NAME
+  sed -n "s/^export $3='\\(.*\\)'\$/\\1/p" "$1/$2.sh" | head -n 1
+}
+
+# How many times a stage's upstream script started: the "start" events of the stand-ins' log
+# ({{run_dir}}/<stage>.jsonl; none when the stage never ran).
+stage_runs() {  # RUN_DIR STAGE
+  if [ -f "$1/$2.jsonl" ]; then grep -c '"event": "start"' "$1/$2.jsonl" || true; else echo 0; fi
 }
 
 # Waits until a completed checkpoint step_N/done exists (LIMIT seconds at most).
@@ -44,33 +58,23 @@ print(worst)
 PY
 }
 
-# The same training without Slurm, uninterrupted (torchrun --standalone, 4 workers as 2 nodes x 2),
-# into DIR; then compares the newest checkpoint of DIR with that of OTHER tensor by tensor.
-# Prints "equal" or what differs.
-compare_with_uninterrupted() {  # OTHER DIR
-  local plan
-  plan=$("$trn" plan --json)
-  local steps warmup acc
-  steps=$("$py" -c 'import json,sys; print(json.load(sys.stdin)["total_steps"])' <<<"$plan")
-  warmup=$("$py" -c 'import json,sys; print(json.load(sys.stdin)["warmup_steps"])' <<<"$plan")
-  acc=$("$py" -c 'import json,sys; print(json.load(sys.stdin)["grad_accum"])' <<<"$plan")
-  # Not --standalone (always localhost:29400, shared by every checkout's tests): a port of ours.
-  GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1 "$py" "$TRN_CPU/torchrun.py" --nnodes 1 --node_rank 0 \
-    --master_addr 127.0.0.1 --master_port $((TRNSLURM_PORT_BASE + 50)) --nproc_per_node 4 \
-    "$TRN_CPU/train.py" --data data/tok --init_dir converted --checkpoint_dir "$2" --checkpoint_every 4 --tp 1 \
-    --mbs 1 --gbs 8 --grad_accum "$acc" --epochs 1 --total_steps "$steps" --warmup_steps "$warmup" --lr 3e-3 \
-    >"$work/reference.out" 2>&1 || fail "reference run failed: $(tail -5 "$work/reference.out")"
-  PYTHONPATH=$TRN_CPU "$py" - "$1" "$2" <<'PY'
+# The same recipe as one more chain, never interrupted and not slowed down, into checkpoint and
+# export directories of its own; then compares the full checkpoint it exports with the one
+# chain RUN_DIR exported, tensor by tensor. Prints "equal" or what differs.
+compare_with_uninterrupted() {  # RUN_DIR
+  local out rc ref verdict
+  capture "$trn" submit --set checkpoint.dir=reference --set checkpoint.export_dir=reference-export \
+    --set stages.train.env.TRNSLURM_STANDIN_STEP_DELAY=0
+  [ "$rc" = 0 ] || fail "the reference chain was not submitted: $out"
+  ref=$(chain_of "$out")
+  verdict=$(wait_chain "$ref" 180)
+  [ "$verdict" = 0 ] || fail "the reference chain failed: $("$trn" status "$ref" 2>&1)"
+  "$py" - "$(stage_export "$1" convert_back TRNSLURM_EXPORT_DIR)" \
+    "$(stage_export "$(run_of "$out")" convert_back TRNSLURM_EXPORT_DIR)" <<'PY'
 import sys
-from pathlib import Path
 import torch
-import checkpoints, sharding
-a, b = checkpoints.newest(Path(sys.argv[1])), checkpoints.newest(Path(sys.argv[2]))
-if a[0] != b[0]:
-    print(f"newest steps differ: {a[0]} and {b[0]}")
-    sys.exit(0)
-wa, wb = sharding.load_shards(a[1] / "model"), sharding.load_shards(b[1] / "model")
-diff = [n for n in wa if not torch.equal(wa[n], wb[n])]
-print("equal" if not diff and wa.keys() == wb.keys() else f"tensors differ: {diff[:5]}")
+a, b = (torch.load(f"{d}/checkpoint.pt", map_location="cpu") for d in sys.argv[1:3])
+diff = [n for n in a if n not in b or not torch.equal(a[n], b[n])]
+print("equal" if a and not diff and a.keys() == b.keys() else f"tensors differ: {diff[:5] or sorted(set(a) ^ set(b))[:5]}")
 PY
 }

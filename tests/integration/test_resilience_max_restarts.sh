@@ -5,11 +5,12 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 source "$(dirname "$0")/resilience_lib.sh"
 
-capture "$trn" submit --set stages.train.max_restarts=0 --set stages.train.env.STEP_DELAY=1
+capture "$trn" submit --set stages.train.max_restarts=0 --set stages.train.env.TRNSLURM_STANDIN_STEP_DELAY=1
 expect_eq "submit exit code" 0 "$rc"
 chain=$(chain_of "$out")
+run=$(run_of "$out")
 train=$(stage_job "$chain" train)
-wait_checkpoint checkpoints 4 120
+wait_checkpoint "$(stage_export "$run" train TRNSLURM_CHECKPOINT_DIR)" 4 120
 # Requeued by hand (as a preemption would): one restart more than max_restarts = 0 allows.
 scontrol requeue "$train"
 
@@ -19,6 +20,6 @@ expect_contains "status says why" "train gave up after 1 restarts (max_restarts 
 expect_contains "status names the cause" "terminated by Slurm" "$out"
 expect_eq "jobs left in the queue" "" "$(active_jobs "$chain")"
 expect_contains "convert_back cancelled" "convert_back CANCELLED" "$(chain_jobs "$chain" | awk '{print $2, $3}' | sed "s/trn-$chain-//")"
-expect_eq "convert_back never ran" 0 "$(grep -c convert_back "runs/$chain/order" || true)"
+expect_eq "convert_back never ran" 0 "$(stage_runs "$run" convert_back)"
 expect_nodes_idle "the max_restarts test"
 finish

@@ -34,7 +34,14 @@ check "plugin in Slurm's plugin directory" test -f /usr/lib/x86_64-linux-gnu/slu
 check "plugstack snippet names the installed plugin" \
   grep -qx "required $plugin_dir" /etc/slurm/plugstack.conf.d/trnslurm.conf
 check "snippet is a conffile" sh -c "dpkg-query -W -f='\${Conffiles}' trnslurm | grep -q plugstack.conf.d/trnslurm.conf"
-check "CPU backend installed" test -f /usr/share/trnslurm/cpu/train.py
+check "CPU backend installed" test -f /usr/share/trnslurm/cpu/neuronx-distributed/examples/training/llama/convert_checkpoints.py
+check "the stand-in venv's tools installed executable" test -x /usr/share/trnslurm/cpu/neuron-venv/bin/neuron_parallel_compile
+# tiny-cpu from the installed files: its stand-ins and venv tools are found ({{backend_dir}}), so
+# the dry run warns of nothing missing.
+mkdir "$work/tiny" && (cd "$work/tiny" && trnslurm init tiny-cpu >/dev/null &&
+  /usr/bin/python3 /usr/share/trnslurm/cpu/make_nxd_inputs.py --recipe trnslurm.toml >/dev/null &&
+  trnslurm submit --dry-run >/dev/null 2>dry-run.err) || fail "installed tiny-cpu: dry run failed: $(cat "$work/tiny/dry-run.err")"
+check "installed tiny-cpu: nothing missing" sh -c "! grep -q 'not there' '$work/tiny/dry-run.err'"
 for page in man1/trnslurm.1 man5/trnslurm.toml.5 man8/trnslurm-spank.8; do
   check "man page $page installed" sh -c "ls /usr/share/man/$page* >/dev/null"
 done

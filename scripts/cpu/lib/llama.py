@@ -158,13 +158,8 @@ class TinyLlama(nn.Module):
             x = layer(x)
         return self.lm_head(self.model.norm(x))
 
-    def forward(self, tokens, labels, causal=False):
-        """Loss against labels already shifted by one (the Megatron samples of train.py), or with
-        causal, LlamaForCausalLM's (the upstream trainers' datasets)."""
-        if causal:
-            return self.causal_lm_loss(tokens, labels)
-        logits = self.logits(tokens)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+    def forward(self, input_ids, labels):
+        return self.causal_lm_loss(input_ids, labels)
 
     def causal_lm_loss(self, input_ids, labels):
         """LlamaForCausalLM's loss: labels equal to the inputs, shifted here (position t predicts

@@ -375,11 +375,11 @@ class Run:
                     pieces = zip(batch["input_ids"].chunk(p.splits), batch["labels"].chunk(p.splits))
                     for i, (ids, labels) in enumerate(pieces):
                         if stepping and i == p.splits - 1:  # the last backward of a step synchronises
-                            loss = ddp(ids, labels, causal=True) / calls_per_step
+                            loss = ddp(ids, labels) / calls_per_step
                             loss.backward()
                         else:
                             with ddp.no_sync():
-                                loss = ddp(ids, labels, causal=True) / calls_per_step
+                                loss = ddp(ids, labels) / calls_per_step
                                 loss.backward()
                         running += loss.item()
                 if not stepping:
