@@ -1,9 +1,9 @@
 # Shared by the test_chain_*.sh tests (source after lib.sh): a work directory holding the test
 # recipe (tests/fixtures/chain/chain.toml) as ./trnslurm.toml, and helpers around `trnslurm`.
 # shellcheck disable=SC2034,SC2154  # work (lib.sh) in; out, ...: for the tests that source this file
-trn=$TRNSLURM_BIN
 cp "$TRNSLURM_SOURCE_DIR/tests/fixtures/chain/chain.toml" "$work/trnslurm.toml"
 cd "$work"
+trn=$(trnslurm_as_test_user)  # lib.sh: the chains run as an unprivileged user
 
 # The chain id `submit` printed ("chain ID submitted" or "... not submitted").
 chain_of() { sed -n 's/^\(trnslurm: \)\{0,1\}chain \([0-9a-f-]*\) .*/\2/p' <<<"$1" | head -n 1; }

@@ -20,3 +20,31 @@ expect_nodes_idle() {
   expect_eq "node states after $1" "idle" "$(sinfo -h -N -o %t | sort -u | tr '\n' ' ' | sed 's/ $//')"
 }
 
+# The chain tests run trnslurm, and so their chains' jobs, as an unprivileged user (a cluster's
+# users are not root): TRNSLURM_TEST_USER, default nobody (docs/security.md, "Who runs what in the
+# tests"). The test scripts stay root: they kill nodes and read every file.
+test_user=${TRNSLURM_TEST_USER:-nobody}
+
+# Gives the test's directory to the test user and prints the path of a trnslurm that runs as that
+# user, with the caller's environment and directory: a program, not a function, so that env,
+# setsid and timeout can run it too; setpriv execs trnslurm, as a shell does, so signals reach it
+# alone (runuser would stay its parent). The user's home and compile cache are the test's directory
+# (the machine's default cache under /var/tmp is root's once a test as root made it).
+trnslurm_as_test_user() {
+  id -u "$test_user" >/dev/null 2>&1 || fail "TRNSLURM_TEST_USER: no user '$test_user' on this machine"
+  chown -R "$test_user:" "$work"
+  local as_user=(setpriv --reuid="$test_user" --regid="$(id -g "$test_user")" --init-groups --)
+  (cd / && "${as_user[@]}" test -x "$TRNSLURM_BIN" -a -w "$work") ||
+    fail "$test_user cannot run $TRNSLURM_BIN in $work: every directory above the build tree must be enterable by other users (chmod o+x), or TRNSLURM_TEST_USER must name a user who can"
+  local wrapper=$work/.test-user/trnslurm
+  mkdir -p "${wrapper%/*}"
+  {
+    echo '#!/bin/bash'
+    # shellcheck disable=SC2016  # expanded by the wrapper
+    printf 'export NEURON_COMPILE_CACHE_URL=${NEURON_COMPILE_CACHE_URL:-%q}\n' "$work/neuron-compile-cache"
+    printf 'export HOME=%q USER=%q LOGNAME=%q\n' "$work" "$test_user" "$test_user"
+    printf 'exec %s %q "$@"\n' "${as_user[*]@Q}" "$TRNSLURM_BIN"
+  } >"$wrapper"
+  chmod 755 "$wrapper"
+  printf '%s\n' "$wrapper"
+}

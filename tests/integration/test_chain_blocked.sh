@@ -13,6 +13,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 
 export TRNSLURM_CLUSTER_DIR=$work/cluster TRNSLURM_PORT_BASE=$((TRNSLURM_PORT_BASE + 200))
+chmod 711 "$work"  # slurmctld runs as SlurmUser, not root: it must reach its directory in $work
 export TRNSLURM_DEPENDENCY_PARAMETERS="" TRNSLURM_MIN_JOB_AGE=15 TRNSLURM_PROLOG=$work/prolog
 # The Prolog fails the train stage of the chain named in $work/fail-train, if any.
 cat >"$TRNSLURM_PROLOG" <<PROLOG

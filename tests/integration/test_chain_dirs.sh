@@ -56,6 +56,11 @@ for c in "$a" "$b"; do
   expect_eq "chain $c's checkpoint is its own" "$c" "$(cat "checkpoints/$c/step_10/model/by")"
   expect_eq "chain $c exported its own weights" "$c" "$(cat "export/$c/by")"
 done
+# The chains ran as the test user (lib.sh), not as root: their jobs, the files they wrote, the
+# run directory and the checkpoint directory's mark that submit wrote.
+expect_eq "chain A's jobs ran as" "$test_user" "$(squeue -h -t all -n "trn-$a-train" -o %u | sort -u)"
+expect_eq "owner of chain A's run directory, checkpoint, mark and export" "$test_user" \
+  "$(stat -c %U "runs/$a" "checkpoints/$a/step_10/model/by" "checkpoints/$a/.trnslurm-chain" "export/$a/by" | sort -u)"
 expect_eq "the recipe's directories hold only chains' directories" "" \
   "$(find checkpoints export -mindepth 1 -maxdepth 1 ! -name '2*' | sort | tr '\n' ' ')"
 capture "$trn" status "$a"

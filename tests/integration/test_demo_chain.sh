@@ -5,9 +5,9 @@
 # address the plugin set. Mid-train, status shows the trainer's progress; a requeue of the train
 # job shows as a restart in status and in the report.
 source "$(dirname "$0")/lib.sh"
-T=${TRNSLURM_BIN:?}
 py=/usr/bin/python3
 cd "$work"
+T=$(trnslurm_as_test_user)  # lib.sh: the chain runs as an unprivileged user
 
 "$T" init tiny-cpu >/dev/null
 "$py" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_nxd_inputs.py" --recipe trnslurm.toml >/dev/null

@@ -139,4 +139,12 @@ wait_jobs "$job"
 expect_eq "a user's batch job" "65534 0-31 127.0.0.1 unset|65534 0-31 127.0.0.1 unset|batch 65534 unset" \
   "$(grep -v '^srun: ' "$work/user/batch.out" | sort | tr '\n' '|' | sed 's/|$//')"
 settle "a user's jobs"
+
+# 7. slurmctld is not root either (scripts/dev-cluster: SlurmUser, `slurm` where the account exists).
+slurm_user=$(scontrol show config | sed -n 's/^SlurmUser *= *\([^(]*\).*/\1/p')
+expect_eq "slurmctld runs as SlurmUser" "$slurm_user" \
+  "$(ps -o user= -p "$(cat "$TRNSLURM_CLUSTER_DIR/run/slurmctld.pid")")"
+if id -u slurm >/dev/null 2>&1 && [ -z "${TRNSLURM_SLURM_USER:-}" ]; then
+  expect_eq "SlurmUser where the slurm account exists" slurm "$slurm_user"
+fi
 finish
