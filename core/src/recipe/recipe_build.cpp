@@ -97,6 +97,16 @@ Result<void> read_train(const RecipeReader& in, TrainRecipe& t) {
   return {};
 }
 
+// One directory per model beside the runs: "neuron-cache/<model name>", the name kept to
+// characters that are safe in a path.
+std::string default_cache_dir(std::string_view model_name) {
+  std::string name;
+  for (const char c : model_name)
+    name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.') ? c : '_';
+  if (name.empty() || name == "." || name == "..") name = "model";
+  return "neuron-cache/" + name;
+}
+
 Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   if (auto r =
           first_error({in.read_uint(recipe.checkpoint.every, "checkpoint", "every"),
@@ -124,6 +134,10 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   in.read_string(recipe.upstream.release, "upstream", "release");
   in.read_string(recipe.upstream.root, "upstream", "root");
   in.read_string(recipe.upstream.venv, "upstream", "venv");
+  in.read_bool(recipe.cache.enabled, "cache", "enabled");
+  in.read_string(recipe.cache.dir, "cache", "dir");
+  in.read_string(recipe.cache.url, "cache", "url");
+  if (recipe.cache.dir.empty()) recipe.cache.dir = default_cache_dir(recipe.model.name);
   in.read_string(recipe.slurm.ultraserver_placement, "slurm", "ultraserver_placement");
   if (const auto* features = in.find("slurm", "ultraserver_features"))
     for (const auto& f : *features->as_array())
@@ -224,6 +238,12 @@ Result<void> check_dataset_and_run(const Recipe& recipe) {
   if (recipe.run.runs_dir.empty())
     return fail("run.runs_dir is empty", recipe.where("run.runs_dir"),
                 "give a directory, e.g. runs_dir = \"runs\"");
+  if (recipe.cache.dir.find("://") != std::string::npos)
+    return fail(
+        fmt::format("cache.dir '{}' is a URL: it must be a directory the head node and the jobs share",
+                    recipe.cache.dir),
+        recipe.where("cache.dir"),
+        "keep cache.dir on the shared file system and put the URL in cache.url = \"s3://...\"");
   return {};
 }
 
@@ -321,7 +341,9 @@ std::vector<std::pair<std::string_view, std::string*>> path_fields(Recipe& recip
           {"checkpoint.dir", &recipe.checkpoint.dir},
           {"checkpoint.converted_dir", &recipe.checkpoint.converted_dir},
           {"checkpoint.export_dir", &recipe.checkpoint.export_dir},
-          {"run.runs_dir", &recipe.run.runs_dir}};
+          {"run.runs_dir", &recipe.run.runs_dir},
+          {"cache.dir", &recipe.cache.dir},
+          {"cache.url", &recipe.cache.url}};
 }
 
 std::string path_from(const std::filesystem::path& base_dir, const std::string& value) {

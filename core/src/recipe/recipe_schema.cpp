@@ -50,6 +50,7 @@ const std::vector<SectionSpec>& section_specs() {
         {"ultraserver_placement", string},
         {"ultraserver_features", strings}}},
       {"upstream", {{"package", string}, {"release", string}, {"root", string}, {"venv", string}}},
+      {"cache", {{"enabled", boolean}, {"dir", string}, {"url", string}}},
   };
   return specs;
 }

@@ -349,3 +349,23 @@ TEST_CASE("recipe: the text as written is kept beside the resolved text") {
   CHECK(r->file_text == written);
   CHECK(r->text != written);
 }
+
+TEST_CASE(
+    "recipe: the compile cache defaults to a per-model directory beside the recipe, never a URL") {
+  const auto* tiny = find_bundled_recipe("tiny-cpu");
+  REQUIRE(tiny != nullptr);
+  auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"model.name", "llama/3 8b", ""}});
+  REQUIRE(r);
+  CHECK(r->cache.enabled);
+  CHECK(r->cache.dir == std::string(TRNSLURM_FIXTURES) + "/recipes/neuron-cache/llama_3_8b");
+  CHECK(r->cache.url.empty());
+  auto s3 = load_recipe(test::fixture("recipes/minimal.toml"),
+                        {{"cache.url", "s3://bucket/neuron", ""}, {"cache.dir", "/fsx/cache", ""}});
+  REQUIRE(s3);
+  CHECK(s3->cache.url == "s3://bucket/neuron");
+  CHECK(s3->cache.dir == "/fsx/cache");
+  auto bad = load_recipe_text(std::string(tiny->text) + "\n[cache]\ndir = \"s3://bucket/x\"\n", "r.toml");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where.starts_with("r.toml:"));
+  CHECK(bad.error().hint.find("cache.url") != std::string::npos);
+}

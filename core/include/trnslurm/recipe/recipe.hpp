@@ -94,6 +94,13 @@ struct UpstreamRecipe {
   std::string venv;     // its bin/ goes first on PATH in every stage; "" = PATH as it is
 };
 
+// The compile cache the precompile and train stages share (docs/cache.md).
+struct CacheRecipe {
+  bool enabled = true;  // false: the stages get the plugin's NEURON_COMPILE_CACHE_URL, always compile
+  std::string dir;      // trnslurm's records per compile key and, unless `url`, the graphs; "" = default
+  std::string url;      // where the compiled graphs go instead (s3://...): <url>/<key>
+};
+
 enum class Launch { torchrun, python };
 
 struct StageRecipe {
@@ -133,6 +140,7 @@ struct Recipe {
   RunRecipe run;
   SlurmRecipe slurm;
   UpstreamRecipe upstream;
+  CacheRecipe cache;
   std::array<StageRecipe, 4> stages;           // in the order of stage_names
   std::map<std::string, SourcePos> positions;  // "section.key" -> where it was set
   // The instance types the recipe may name: bundled, the site's, and its own [instances.*].

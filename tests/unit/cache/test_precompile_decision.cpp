@@ -1,0 +1,93 @@
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "trnslurm/cache/precompile_decision.hpp"
+
+using namespace trnslurm;
+
+namespace {
+
+KeyUse compiling(std::string chain, JobId job) {
+  KeyUse u;
+  u.chain_id = std::move(chain);
+  u.precompile = PrecompileRole::compiles;
+  u.precompile_job = job;
+  u.jobs = {job, job + 1};
+  return u;
+}
+
+JobRow row(JobId id, std::string state, std::string reason = "") {
+  JobRow r;
+  r.id = id;
+  r.state = std::move(state);
+  r.reason = std::move(reason);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("precompile_decision: auto skips a warm key, waits for a live compile, else compiles") {
+  const WarmRecord warm{"0123456789abcdef", "20261124-100000-000-0000abcd", "12", "2026-11-24T10:05:00Z",
+                        "n1"};
+  const LiveCompile live{"20261124-110000-000-0000abcd", 31};
+  using enum PrecompileRole;
+  CHECK(decide_precompile(PrecompileMode::automatic, true, warm, live).role == skipped);
+  CHECK(decide_precompile(PrecompileMode::automatic, true, std::nullopt, live).role == waits);
+  CHECK(decide_precompile(PrecompileMode::automatic, true, std::nullopt, live).after->job == 31);
+  CHECK(decide_precompile(PrecompileMode::automatic, true, std::nullopt, std::nullopt).role == compiles);
+  // always compiles a warm key, but never beside another compile of it.
+  CHECK(decide_precompile(PrecompileMode::always, true, warm, std::nullopt).role == compiles);
+  CHECK(decide_precompile(PrecompileMode::always, true, warm, live).role == waits);
+  CHECK(decide_precompile(PrecompileMode::never, true, std::nullopt, std::nullopt).role == not_run);
+  CHECK(decide_precompile(PrecompileMode::automatic, false, std::nullopt, live).role == not_run);
+  CHECK(parse_precompile_mode("auto") == PrecompileMode::automatic);
+  CHECK_FALSE(parse_precompile_mode("sometimes"));
+}
+
+TEST_CASE("precompile_decision: the live compile is the newest pending or running precompile") {
+  const std::vector<KeyUse> uses{compiling("20261124-100000-000-0000abcd", 10),
+                                 compiling("20261124-110000-000-0000abcd", 20),
+                                 compiling("20261124-120000-000-0000abcd", 30)};
+  CHECK(use_job_ids(uses) == std::vector<JobId>{10, 11, 20, 21, 30, 31});
+  auto live = live_compile(uses, {row(10, "RUNNING"), row(20, "PENDING", "Dependency"), row(30, "FAILED")});
+  REQUIRE(live);
+  CHECK(live->job == 20);
+  CHECK(live->chain_id == "20261124-110000-000-0000abcd");
+  // Held waits for a person: not waited for. Forgotten ids are not live.
+  CHECK_FALSE(live_compile(uses, {row(10, "PENDING", "JobHeldUser"), row(30, "COMPLETED")}));
+  CHECK_FALSE(live_compile(uses, {}));
+}
+
+TEST_CASE("precompile_decision: a chain uses the key while a job of it is queued, running or held") {
+  const std::vector<KeyUse> uses{compiling("20261124-100000-000-0000abcd", 10),
+                                 compiling("20261124-110000-000-0000abcd", 20)};
+  CHECK(live_chains(uses, {row(10, "COMPLETED"), row(11, "RUNNING"), row(20, "COMPLETED"),
+                           row(21, "FAILED")}) == std::vector<std::string>{"20261124-100000-000-0000abcd"});
+  CHECK(live_chains(uses, {row(21, "PENDING", "JobHeldUser")}) ==
+        std::vector<std::string>{"20261124-110000-000-0000abcd"});
+  CHECK(live_chains(uses, {row(10, "COMPLETED"), row(11, "COMPLETED")}).empty());
+}
+
+TEST_CASE("precompile_decision: what status says, and the run directory's record of it") {
+  KeyUse skipped;
+  skipped.chain_id = "20261124-110000-000-0000abcd";
+  skipped.precompile = PrecompileRole::skipped;
+  skipped.warm_since = "2026-11-24T10:05:00Z";
+  skipped.warm_chain = "20261124-100000-000-0000abcd";
+  CHECK(describe(skipped) ==
+        "precompile skipped: cache warm since 2026-11-24T10:05:00Z, chain 20261124-100000-000-0000abcd");
+  KeyUse waits = skipped;
+  waits.precompile = PrecompileRole::waits;
+  waits.waits_for_chain = "20261124-100000-000-0000abcd";
+  waits.waits_for_job = 12;
+  CHECK(describe(waits).find("waits for chain 20261124-100000-000-0000abcd (job 12)") != std::string::npos);
+
+  test::ScratchDir dir;
+  CHECK_FALSE(read_chain_cache(dir.path()));
+  REQUIRE(write_chain_cache(dir.path(), ChainCache{"0123456789abcdef", "/fsx/cache", skipped}));
+  const auto back = read_chain_cache(dir.path());
+  REQUIRE(back);
+  CHECK(back->key == "0123456789abcdef");
+  CHECK(back->cache_dir == "/fsx/cache");
+  CHECK(describe(back->use) == describe(skipped));
+}
