@@ -2,6 +2,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -90,7 +91,10 @@ std::vector<std::string> sbatch_argv(const ChainSpec& chain, std::size_t stage, 
   };
   if (!user_sets(chain.slurm.sbatch_args) && !user_sets(s.sbatch_args))
     argv.emplace_back("--kill-on-invalid-dep=yes");
-  if (after) argv.push_back(fmt::format("--dependency=afterok:{}", *after));
+  std::vector<std::string> deps;
+  if (after) deps.push_back(fmt::format("afterok:{}", *after));
+  deps.insert(deps.end(), s.also_after.begin(), s.also_after.end());
+  if (!deps.empty()) argv.push_back(fmt::format("--dependency={}", fmt::join(deps, ",")));
   if (!s.time.empty()) argv.push_back("--time=" + s.time);
   if (!chain.slurm.partition.empty()) argv.push_back("--partition=" + chain.slurm.partition);
   if (!chain.slurm.account.empty()) argv.push_back("--account=" + chain.slurm.account);

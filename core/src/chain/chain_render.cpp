@@ -25,7 +25,7 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
     }
     auto args = s.resilience ? resilience_sbatch_args(*s.resilience) : std::vector<std::string>{};
     args.insert(args.end(), s.sbatch_args.begin(), s.sbatch_args.end());
-    stages.push_back(StageSpec{s.name, {}, s.nodes, s.time, std::move(args)});
+    stages.push_back(StageSpec{s.name, {}, s.nodes, s.time, std::move(args), {}});
   }
   if (stages.empty()) {
     return fail("every stage is disabled", "recipe", "enable at least one [stages.*] table (enabled = true)");
@@ -55,7 +55,9 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        in.exports,
                        src.resilience,
                        src.runtime_values,
-                       resumed ? resume_prologue() : std::string()};
+                       resumed ? resume_prologue() : std::string(),
+                       std::nullopt};
+    if (stage.name == "precompile" || stage.name == "train") script.compile_cache = in.compile_cache;
     auto text = render_job_script(script);
     if (!text) return std::unexpected(text.error());
     stage.script = std::move(*text);

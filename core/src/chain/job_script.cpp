@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 
 namespace trnslurm {
 namespace {
@@ -39,30 +40,36 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix, TemplateVa
   }
 }
 
-// The train stage's wrapper (scripts/train_wrapper.sh, compiled in): what goes before the
-// recipe's command and what goes after it.
-struct Wrapper {
+// A shell file of scripts/ compiled in, cut at its marker lines: what goes before the recipe's
+// command and what goes after it (scripts/train_wrapper.sh, scripts/precompile_cache.sh).
+struct Splice {
   std::string_view head;
   std::string_view tail;
 };
 
-const Wrapper& train_wrapper() {
-  static const Wrapper w = [] {
-    constexpr std::string_view begin = "# trnslurm: wrapper begins\n";
-    constexpr std::string_view command = ":  # trnslurm: the command\n";
-    constexpr std::string_view end = "# trnslurm: wrapper ends\n";
-    const auto texts = detail::job_script_texts();
-    const auto it = std::ranges::find(texts, std::string_view("train_wrapper"), &detail::ScriptText::name);
-    // Both checked by the unit tests: a wrapper without its markers cannot be built.
-    const std::string_view text = it != texts.end() ? it->text : std::string_view{};
-    const auto b = text.find(begin);
-    const auto c = text.find(command);
-    const auto e = text.find(end);
-    if (b == std::string_view::npos || c == std::string_view::npos || e == std::string_view::npos)
-      return Wrapper{};
-    return Wrapper{text.substr(b + begin.size(), c - b - begin.size()),
-                   text.substr(c + command.size(), e - c - command.size())};
-  }();
+Splice splice_of(std::string_view name, std::string_view what) {
+  const auto begin = fmt::format("# trnslurm: {} begins\n", what);
+  constexpr std::string_view command = ":  # trnslurm: the command\n";
+  const auto end = fmt::format("# trnslurm: {} ends\n", what);
+  const auto texts = detail::job_script_texts();
+  const auto it = std::ranges::find(texts, name, &detail::ScriptText::name);
+  // Checked by the unit tests: a script without its markers cannot be built.
+  const std::string_view text = it != texts.end() ? it->text : std::string_view{};
+  const auto b = text.find(begin);
+  const auto c = text.find(command);
+  const auto e = text.find(end);
+  if (b == std::string_view::npos || c == std::string_view::npos || e == std::string_view::npos) return {};
+  return Splice{text.substr(b + begin.size(), c - b - begin.size()),
+                text.substr(c + command.size(), e - c - command.size())};
+}
+
+const Splice& train_wrapper() {
+  static const Splice w = splice_of("train_wrapper", "wrapper");
+  return w;
+}
+
+const Splice& precompile_cache() {
+  static const Splice w = splice_of("precompile_cache", "cache guard");
   return w;
 }
 
@@ -119,6 +126,19 @@ Result<std::string> render_job_script(const ScriptInput& in) {
     if (!rendered) return std::unexpected(rendered.error());
     if (auto r = add_export(out, name, *rendered, env_where); !r) return std::unexpected(r.error());
   }
+  const bool guard = in.compile_cache && in.stage == "precompile";
+  if (in.compile_cache) {
+    const auto& c = *in.compile_cache;
+    for (const auto& [name, value] : std::initializer_list<std::pair<std::string_view, std::string_view>>{
+             {"NEURON_COMPILE_CACHE_URL", c.url},
+             {"TRNSLURM_COMPILE_KEY", c.key},
+             {"TRNSLURM_CACHE_MARKER", c.marker.native()},
+             {"TRNSLURM_SKIP_WHEN_WARM", c.skip_when_warm ? "1" : "0"}})
+      if (auto r = add_export(out, name, value, "compile cache"); !r) return std::unexpected(r.error());
+    if (guard && precompile_cache().head.empty())
+      return fail("the precompile cache guard is not compiled in", "trnslurm build");
+  }
+  if (guard) out += precompile_cache().head;
   if (in.resilience) {
     out += fmt::format("export TRNSLURM_MAX_RESTARTS={}\nexport TRNSLURM_SIGNAL_GRACE={}\n",
                        in.resilience->max_restarts, in.resilience->signal_grace);
@@ -131,6 +151,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   out += *body;
   if (!out.ends_with('\n')) out += '\n';
   if (in.resilience) out += train_wrapper().tail;
+  if (guard) out += precompile_cache().tail;
   return out;
 }
 

@@ -11,7 +11,7 @@ ChainSpec four_stages() {
   ChainSpec c;
   c.chain_id = "20261122-010203-0000abcd";
   c.run_dir = "/runs/20261122-010203-0000abcd";
-  for (auto s : stage_names) c.stages.push_back(StageSpec{std::string(s), "#!/bin/bash\n", 1, "", {}});
+  for (auto s : stage_names) c.stages.push_back(StageSpec{std::string(s), "#!/bin/bash\n", 1, "", {}, {}});
   return c;
 }
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -114,4 +114,14 @@ TEST_CASE("chain: parse_job_id") {
   CHECK_FALSE(parse_job_id(""));
   CHECK_FALSE(parse_job_id("Submitted batch job 5"));
   CHECK_FALSE(parse_job_id("0"));
+}
+
+TEST_CASE("chain: a stage that also waits for another chain's job joins both in one --dependency") {
+  auto c = four_stages();
+  c.stages[1].also_after.emplace_back("afterany:77");
+  const auto argv = sbatch_argv(c, 1, JobId{5});
+  CHECK(has(argv, "--dependency=afterok:5,afterany:77"));
+  CHECK(std::ranges::count_if(argv, [](const std::string& a) { return a.starts_with("--dependency"); }) == 1);
+  // First in its chain: only the other chain's job.
+  CHECK(has(sbatch_argv(c, 1, std::nullopt), "--dependency=afterany:77"));
 }

@@ -13,7 +13,7 @@ ChainSpec four_stages() {
   ChainSpec c;
   c.chain_id = "20261122-010203-0000abcd";
   c.run_dir = "/runs/x";
-  for (auto s : stage_names) c.stages.push_back(StageSpec{std::string(s), "", 1, "", {}});
+  for (auto s : stage_names) c.stages.push_back(StageSpec{std::string(s), "", 1, "", {}, {}});
   return c;
 }
 std::vector<StageRef> refs(std::vector<std::optional<JobId>> ids) {

@@ -16,7 +16,7 @@ Manifest submitted_chain(const std::filesystem::path& runs, FakeSlurm& slurm,
                          ManifestState state = ManifestState::submitted) {
   ChainSpec spec;
   spec.chain_id = chain_id;
-  for (auto s : stage_names) spec.stages.push_back(StageSpec{std::string(s), "", 1, "", {}});
+  for (auto s : stage_names) spec.stages.push_back(StageSpec{std::string(s), "", 1, "", {}, {}});
   const auto ids = submit_chain(spec, slurm);
   REQUIRE(ids);
   Manifest m;

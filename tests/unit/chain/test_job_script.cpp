@@ -88,3 +88,35 @@ TEST_CASE("job_script: two spellings of one variable with different values are r
   REQUIRE_FALSE(r);
   CHECK(r.error().what.find("TRNSLURM_MODEL_NAME") != std::string::npos);
 }
+
+TEST_CASE("job_script: the precompile stage checks the compile cache first and records its key last") {
+  auto in = input();
+  in.stage = "precompile";
+  in.compile_cache = CompileCacheUse{"0123456789abcdef", "/fsx/cache/0123456789abcdef/neuron",
+                                     "/fsx/cache/0123456789abcdef/warm.json", true};
+  auto s = render_job_script(in);
+  REQUIRE(s);
+  CHECK(s->find("export NEURON_COMPILE_CACHE_URL='/fsx/cache/0123456789abcdef/neuron'\n") !=
+        std::string::npos);
+  CHECK(s->find("export TRNSLURM_SKIP_WHEN_WARM='1'\n") != std::string::npos);
+  const auto guard = s->find("if [[ $TRNSLURM_SKIP_WHEN_WARM == 1 && -f $TRNSLURM_CACHE_MARKER ]]");
+  const auto command = s->find("torchrun --steps");
+  const auto record = s->find("mv -f \"$TRNSLURM_CACHE_MARKER.$$\" \"$TRNSLURM_CACHE_MARKER\"");
+  REQUIRE(guard != std::string::npos);
+  REQUIRE(command != std::string::npos);
+  REQUIRE(record != std::string::npos);
+  CHECK(guard < command);
+  CHECK(command < record);
+  CHECK(s->find("# trnslurm:") == std::string::npos);  // the markers themselves are cut away
+
+  // Train gets the cache's location only; without a cache, nothing of it.
+  in.stage = "train";
+  auto train = render_job_script(in);
+  REQUIRE(train);
+  CHECK(train->find("export NEURON_COMPILE_CACHE_URL=") != std::string::npos);
+  CHECK(train->find("TRNSLURM_CACHE_MARKER ]]") == std::string::npos);
+  in.compile_cache.reset();
+  auto none = render_job_script(in);
+  REQUIRE(none);
+  CHECK(none->find("NEURON_COMPILE_CACHE_URL") == std::string::npos);
+}

@@ -31,6 +31,9 @@ struct StageSpec {
   std::uint32_t nodes = 1;
   std::string time;                      // Slurm time limit; "" = the partition's default
   std::vector<std::string> sbatch_args;  // this stage only, after the chain's own
+  // Jobs of other chains this one also waits for, as sbatch spells them: "afterany:123" (the
+  // precompile of the same compile key another chain is running, docs/cache.md).
+  std::vector<std::string> also_after;
 };
 
 // A chain as a value: everything `submit` needs, nothing it has to look up.

@@ -43,6 +43,8 @@ struct ChainInputs {
   // submit --resume-from: the checkpoint directory every stage after convert starts from
   // (resume_prologue, chain/chain_dirs.hpp); the convert stage is then left out.
   std::string resume_from;
+  // The precompile and train stages' compile cache (cache/compile_key.hpp), when the recipe keeps one.
+  std::optional<CompileCacheUse> compile_cache;
 };
 
 // Renders every enabled, selected stage's script. Refuses a chain with no stage, a stage with 0

@@ -25,6 +25,16 @@ struct Resilience {
 // The sbatch arguments that go with it: --requeue, --open-mode=append, --signal=B:USR1@<grace>.
 std::vector<std::string> resilience_sbatch_args(const Resilience& r);
 
+// The compile cache a precompile or train stage uses (docs/cache.md): the chain's compile key,
+// where its graphs go (NEURON_COMPILE_CACHE_URL), and the marker a successful precompile writes.
+struct CompileCacheUse {
+  std::string key;
+  std::string url;
+  std::filesystem::path marker;
+  // Precompile: end at once when the marker exists when the job starts (--precompile=auto).
+  bool skip_when_warm = true;
+};
+
 // What one stage's job script is made of.
 struct ScriptInput {
   std::string chain_id;
@@ -43,6 +53,9 @@ struct ScriptInput {
   std::vector<std::string> runtime_values;
   // trnslurm's own template, run before the command (resume_prologue, chain/chain_dirs.hpp).
   std::string prologue;
+  // Exported for the precompile and train stages; the precompile stage also checks it first and
+  // records the key after its command succeeded (scripts/precompile_cache.sh).
+  std::optional<CompileCacheUse> compile_cache;
 };
 
 // A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,
