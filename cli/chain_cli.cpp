@@ -15,6 +15,7 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "progress_cli.hpp"
+#include "trnslurm/cache/precompile_decision.hpp"
 #include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 
@@ -131,6 +132,8 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
                        s.note.empty() ? "" : "  " + s.note);
   }
   if (progress) out += format_progress(*progress, colour);
+  if (const auto cache = chain.manifest ? read_chain_cache(chain.manifest->run_dir) : std::nullopt)
+    out += fmt::format("  {} (compile key {})\n", describe(cache->use), cache->key);
   const auto restarts = chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{};
   const RestartEvent* gave_up = nullptr;
   for (const auto& e : restarts) {
@@ -209,6 +212,13 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   }
   j["restarts"] = std::move(restarts);
   j["progress"] = progress_json(progress);
+  if (const auto cache = chain.manifest ? read_chain_cache(chain.manifest->run_dir) : std::nullopt) {
+    j["compile_cache"] = {{"key", cache->key},
+                          {"precompile", to_string(cache->use.precompile)},
+                          {"note", describe(cache->use)}};
+  } else {
+    j["compile_cache"] = nullptr;
+  }
   const auto stage_named = [&](const std::optional<std::size_t>& k) {
     return k ? nlohmann::json(status.stages[*k].name) : nlohmann::json(nullptr);
   };

@@ -19,6 +19,7 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
+#include "submit_cache.hpp"
 #include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/chain/chain_recipe.hpp"
 #include "trnslurm/chain/run_dir.hpp"
@@ -44,6 +45,7 @@ struct Options {
   std::optional<bool> exclusive;
   std::vector<std::string> sbatch_args;
   std::vector<std::string> stage_args;  // STAGE=ARG
+  std::string precompile = "auto";      // docs/cache.md
 };
 
 std::string now_iso() {
@@ -88,7 +90,7 @@ Result<void> apply_flags(const Options& args, ChainSpec& chain) {
 // What --json prints: the chain, its run directory and per stage the job id (null in a dry run)
 // and the sbatch command line.
 std::string submit_json(const ChainSpec& chain, const Manifest& manifest, bool dry_run,
-                        const std::vector<std::vector<std::string>>& argvs) {
+                        const std::vector<std::vector<std::string>>& argvs, const std::string& cache_note) {
   auto stages = nlohmann::json::array();
   for (std::size_t k = 0; k < chain.stages.size(); ++k) {
     const auto& id = manifest.stages[k].job_id;
@@ -96,13 +98,14 @@ std::string submit_json(const ChainSpec& chain, const Manifest& manifest, bool d
                       {"job_id", id && !dry_run ? nlohmann::json(*id) : nlohmann::json(nullptr)},
                       {"sbatch_argv", argvs[k]}});
   }
-  const nlohmann::json j{{"chain_id", chain.chain_id},
-                         {"run_dir", chain.run_dir.string()},
-                         {"checkpoint_dir", manifest.checkpoint_dir},
-                         {"resume_from", manifest.resume_from.empty() ? nlohmann::json(nullptr)
-                                                                      : nlohmann::json(manifest.resume_from)},
-                         {"dry_run", dry_run},
-                         {"stages", stages}};
+  nlohmann::json j{{"chain_id", chain.chain_id},
+                   {"run_dir", chain.run_dir.string()},
+                   {"checkpoint_dir", manifest.checkpoint_dir},
+                   {"resume_from", manifest.resume_from.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(manifest.resume_from)},
+                   {"dry_run", dry_run},
+                   {"stages", stages}};
+  j["compile_cache"] = cache_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache_note);
   return j.dump(2) + "\n";
 }
 
@@ -172,6 +175,17 @@ int run(const Options& args) {
     fmt::print(stderr, "trnslurm: resuming from step {} of {}{}\n", source->step, resume_from,
                source->chain ? fmt::format(" (chain {})", source->chain->chain_id) : "");
   }
+  const TemplateValues site{{"backend_dir", backend_dir().string()}};
+  const auto mode = parse_precompile_mode(args.precompile);
+  if (!mode) {
+    print_error(mode.error());
+    return exit_usage;
+  }
+  auto cache = prepare_cache(*recipe, *plan, *mode, args.dry_run, site);
+  if (!cache) {
+    print_error(cache.error());
+    return cache.error().where == "squeue" ? exit_failure : exit_usage;
+  }
 
   // The run directory is created with mkdir: a collision (same second, same random draw) retries.
   // arc4random rather than std::random_device, whose start-up probes the CPU with cpuid, which
@@ -181,13 +195,13 @@ int run(const Options& args) {
   std::optional<SubmitLock> lock;
   for (int attempt = 0; attempt < 5; ++attempt) {
     const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
-    auto inputs =
-        chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id, {{"backend_dir", backend_dir().string()}});
+    auto inputs = chain_inputs_from_recipe(*recipe, plan_doc, id, runs / id, site);
     if (!inputs) {
       print_error(inputs.error());
       return exit_usage;
     }
     inputs->selection = args.selection;
+    if (*cache) cache_inputs(**cache, *inputs);
     inputs->resume_from = resume_from;
     dirs = chain_dirs(recipe->checkpoint, id);
     // Only with checkpoint.per_chain = false can another chain have marked it.
@@ -213,6 +227,14 @@ int run(const Options& args) {
     if (auto f = apply_flags(args, *chain); !f) {
       print_error(f.error());
       return exit_usage;
+    }
+    if (*cache) apply_cache(**cache, *chain);
+    if (chain->stages.empty()) {
+      // Only the precompile was selected, and the cache is warm (or --precompile=never).
+      fmt::print("compile key {}: precompile skipped: cache warm since {}, chain {}; nothing to submit\n",
+                 (*cache)->key.hex, (*cache)->warm ? (*cache)->warm->since : "-",
+                 (*cache)->warm ? (*cache)->warm->chain : "-");
+      return exit_ok;
     }
     auto dir = create_run_dir(runs, id);
     if (dir) {
@@ -246,11 +268,21 @@ int run(const Options& args) {
     return exit_failure;
   }
 
+  std::string cache_note;
+  const auto note_cache = [&](const std::vector<JobId>& ids) {
+    if (!*cache) return true;
+    auto note = record_cache(**cache, *chain, manifest.created, ids, args.dry_run);
+    if (!note) print_error(note.error());
+    if (note) cache_note = std::move(*note);
+    (*cache)->lock.reset();
+    return note.has_value();
+  };
   if (args.dry_run) {
     if (auto w = write_records(*chain, *recipe, chain_plan, manifest); !w) {
       print_error(w.error());
       return exit_failure;
     }
+    if (!note_cache({})) return exit_failure;
     if (args.json) {
       std::vector<std::vector<std::string>> argvs;
       for (std::size_t k = 0; k < chain->stages.size(); ++k) {
@@ -261,7 +293,7 @@ int run(const Options& args) {
         }
         argvs.push_back(std::move(argv));
       }
-      fmt::print("{}", submit_json(*chain, manifest, true, argvs));
+      fmt::print("{}", submit_json(*chain, manifest, true, argvs, cache_note));
       return exit_ok;
     }
     fmt::print("chain {} (dry run: nothing submitted)\nrun directory {}\ncheckpoints {}\n", chain->chain_id,
@@ -276,6 +308,7 @@ int run(const Options& args) {
       }
       fmt::print("{}\n", line);
     }
+    if (!cache_note.empty()) fmt::print("{}\n", cache_note);
     return exit_ok;
   }
 
@@ -318,17 +351,21 @@ int run(const Options& args) {
     return exit_failure;
   }
   if (auto w = record_state(chain->run_dir, ManifestState::submitted); !w) print_error(w.error());
+  // A record that cannot be written leaves the chain running: only the next chain of the key
+  // may then compile again.
+  (void)note_cache(*ids);
   if (args.json) {
     std::vector<std::vector<std::string>> argvs;
     for (std::size_t k = 0; k < ids->size(); ++k)
       argvs.push_back(sbatch_argv(*chain, k, k == 0 ? std::nullopt : std::optional<JobId>((*ids)[k - 1])));
-    fmt::print("{}", submit_json(*chain, manifest, false, argvs));
+    fmt::print("{}", submit_json(*chain, manifest, false, argvs, cache_note));
     return exit_ok;
   }
   std::string out = fmt::format("chain {} submitted\nrun directory {}\ncheckpoints {}\n", chain->chain_id,
                                 chain->run_dir.string(), dirs.checkpoint);
   for (std::size_t k = 0; k < ids->size(); ++k)
     out += fmt::format("  {:<13} job {}\n", chain->stages[k].name, (*ids)[k]);
+  if (!cache_note.empty()) out += cache_note + "\n";
   fmt::print("{}", out);
   return exit_ok;
 }
@@ -360,6 +397,11 @@ Command add_submit(CLI::App& app) {
   sub->add_option("--sbatch-arg", opts->sbatch_args, "Extra sbatch argument for every stage (repeatable)")
       ->type_name("ARG")
       ->allow_extra_args(false);
+  sub->add_option("--precompile", opts->precompile,
+                  "auto: skip the precompile stage when the compile cache holds the chain's key (default); "
+                  "always; never")
+      ->type_name("auto|always|never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   sub->add_option("--stage-arg", opts->stage_args,
                   "Extra sbatch argument for one stage, STAGE=ARG (repeatable)")
       ->type_name("STAGE=ARG")
@@ -376,6 +418,7 @@ Command add_submit(CLI::App& app) {
       "  trnslurm submit --only train --sbatch-arg=--mail-type=END\n"
       "  trnslurm submit --stage-arg=convert=--partition=cpu\n"
       "  trnslurm submit --resume-from 20261124-101500-123-0a1b2c3d --epochs 6\n"
+      "  trnslurm submit --precompile=always       # compile even when the cache is warm\n"
       "  chain=$(trnslurm submit --json | jq -r .chain_id)");
   return {sub, [opts] { return run(*opts); }};
 }

@@ -7,7 +7,7 @@
 # chain ids from `trnslurm list` (and, when
 # Slurm cannot be asked, from the run directories themselves).
 
-_trnslurm_commands="init recipes instances plan submit status watch logs cancel list report env doctor"
+_trnslurm_commands="init recipes instances plan submit status watch logs cancel list report cache env doctor"
 _trnslurm_stages="convert precompile train convert_back"
 
 # The trnslurm being completed: the word the user typed when it runs, else the one on PATH.
@@ -97,6 +97,13 @@ _trnslurm() {
   --trn-efa) mapfile -t COMPREPLY < <(compgen -W "auto on off" -- "$cur") && return 0 ;;
   --trn-cores) mapfile -t COMPREPLY < <(compgen -W "per-node per-task auto" -- "$cur") && return 0 ;;
   --by) mapfile -t COMPREPLY < <(compgen -W "time cost" -- "$cur") && return 0 ;;
+  --precompile) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur") && return 0 ;;
+  --key)
+    # The keys of ./trnslurm.toml's compile cache.
+    mapfile -t COMPREPLY < <(compgen -W "$("$bin" cache list --json 2>/dev/null |
+      sed -n 's/^    "key": "\([0-9a-f]*\)".*/\1/p')" -- "$cur")
+    return 0
+    ;;
   -r | --recipe | -o | --output | --dataset | --plugstack)
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -106,7 +113,7 @@ _trnslurm() {
     mapfile -t COMPREPLY < <(compgen -W "latest $(_trnslurm_chains "$bin" "${COMP_WORDS[@]:1}")" -- "$cur")
     return 0
     ;;
-  --runs-dir | --root | --trn-cache)
+  --runs-dir | --root | --trn-cache | --cache-dir)
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -d -- "$cur")
     return 0
@@ -130,6 +137,7 @@ _trnslurm() {
     # The table's first column, without its heading and the legend after the blank line.
     mapfile -t COMPREPLY < <(compgen -W "$("$bin" instances 2>/dev/null | sed -n '2,/^$/ s/ .*//p')" -- "$cur")
     ;;
+  cache) mapfile -t COMPREPLY < <(compgen -W "list clear key" -- "$cur") ;;
   status | watch | logs | cancel | report)
     mapfile -t COMPREPLY < <(compgen -W "$(_trnslurm_chains "$bin" "${COMP_WORDS[@]:1}")" -- "$cur")
     ;;

@@ -25,7 +25,7 @@ lines() { printf '%s\n' "$@" | sort; }
 run --help
 expect_eq "commands" "$(printf '%s\n' "$out" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p' | sort)" \
   "$(complete_words trnslurm '')"
-expect_eq "13 commands" 13 "$(complete_words trnslurm '' | wc -l)"
+expect_eq "14 commands" 14 "$(complete_words trnslurm '' | wc -l)"
 expect_eq "commands by prefix" "status" "$(complete_words trnslurm st)"
 expect_eq "report by prefix" "report" "$(complete_words trnslurm rep)"
 expect_eq "global options" "$(lines --help --version)" "$(complete_words trnslurm --)"
@@ -38,6 +38,8 @@ for o in --recipe --set --nodes --epochs --dataset --json --samples --tokens --v
 done
 expect_eq "submit --dr" "--dry-run" "$(complete_words trnslurm submit --dr)"
 expect_eq "env --trn-c" "$(lines --trn-cache --trn-cores)" "$(complete_words trnslurm env --trn-c)"
+expect_eq "cache actions" "$(lines clear key list)" "$(complete_words trnslurm cache '')"
+expect_eq "submit --precompile values" "$(lines always auto)" "$(complete_words trnslurm submit --precompile a)"
 expect_eq "logs options" "--follow" "$(complete_words trnslurm logs --fol)"
 
 # Values.

@@ -108,6 +108,8 @@ def compile_entry(d: Path, retry_failed: bool = False) -> str:
         graph = json.loads((d / "model.hlo_module.pb").read_text())
         if not isinstance(graph, dict) or "model" not in graph:
             raise ValueError("not a graph of the CPU stand-in trainers")
+        if os.environ.get("TRNSLURM_STANDIN_COMPILE_FAIL") == "1":
+            raise ValueError("TRNSLURM_STANDIN_COMPILE_FAIL=1: every compilation fails")
     except (OSError, ValueError) as e:
         _write(d / "model.log", f"compilation failed: {d / 'model.hlo_module.pb'}: {e}\n".encode())
         return "failed"

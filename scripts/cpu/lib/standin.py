@@ -7,7 +7,8 @@ which are environment variables so that the flags stay exactly upstream's:
                                    and the converter's (start, end)
   TRNSLURM_STANDIN_STEP_DELAY=<s>  the trainers sleep this long after each optimizer step
   TRNSLURM_STANDIN_HW_BACKEND=trn2 the trainers' qkv_linear head order (default trn1; the
-                                   converter takes --hw_backend)"""
+                                   converter takes --hw_backend)
+  TRNSLURM_STANDIN_COMPILE_FAIL=1  neuron_parallel_compile's compilations all fail (model.log, exit 1)"""
 
 import json
 import os
