@@ -231,9 +231,12 @@ int run(const Options& args) {
     if (*cache) apply_cache(**cache, *chain);
     if (chain->stages.empty()) {
       // Only the precompile was selected, and the cache is warm (or --precompile=never).
-      fmt::print("compile key {}: precompile skipped: cache warm since {}, chain {}; nothing to submit\n",
-                 (*cache)->key.hex, (*cache)->warm ? (*cache)->warm->since : "-",
-                 (*cache)->warm ? (*cache)->warm->chain : "-");
+      const auto& c = **cache;
+      fmt::print(
+          "compile key {}: {}; nothing to submit\n", c.key.hex,
+          c.warm && c.mode != PrecompileMode::never
+              ? fmt::format("precompile skipped: cache warm since {}, chain {}", c.warm->since, c.warm->chain)
+              : std::string("precompile not run (--precompile=never)"));
       return exit_ok;
     }
     auto dir = create_run_dir(runs, id);

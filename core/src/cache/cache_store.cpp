@@ -1,14 +1,10 @@
 #include "trnslurm/cache/cache_store.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "trnslurm/util/file.hpp"
 
@@ -207,25 +203,17 @@ Result<void> remove_key(const CacheLocation& loc, std::string_view key) {
   return {};
 }
 
-CacheLock::~CacheLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor drops the lock
-}
-
 Result<CacheLock> lock_key(const CacheLocation& loc, std::string_view key) {
   std::error_code ec;
   fs::create_directories(loc.dir, ec);
-  const auto path = loc.dir / fmt::format(".{}.lock", key);
-  // O_CLOEXEC: an sbatch started meanwhile must not keep the lock after its parent died.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return fail(fmt::format("cannot create the compile cache's lock: {}", std::strerror(errno)),
-                path.string(),
-                "cache.dir must be a directory the head node and the jobs share and you may write");
   // A file system without flock does not stop the submit: the precompile job's own check of
   // the marker still keeps a second compile from running after the first one succeeded.
-  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-  }
-  return CacheLock(fd);
+  auto lock = FileLock::acquire(loc.dir / fmt::format(".{}.lock", key), FileLock::Wait::yes,
+                                "the compile cache's lock");
+  if (!lock)
+    return fail(lock.error().what, lock.error().where,
+                "cache.dir must be a directory the head node and the jobs share and you may write");
+  return lock;
 }
 
 }  // namespace trnslurm

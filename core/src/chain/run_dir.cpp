@@ -199,24 +199,14 @@ void apply_journal(Manifest& m, std::string_view journal) {
   }
 }
 
-SubmitLock::~SubmitLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor drops the lock
-}
-
 Result<SubmitLock> lock_submission(const fs::path& run_dir) {
-  const auto path = run_dir / "submit.lock";
-  // O_CLOEXEC: an sbatch started by submit must not keep the lock alive after submit died.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return fail(fmt::format("cannot create the submit lock: {}", std::strerror(errno)), path.string());
   // A file system without flock (some FUSE mounts) does not stop the submit:
   // submission_in_progress then goes by the journal's age.
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-    ::close(fd);
-    return fail("another submit holds this run directory", path.string(),
+  auto lock = FileLock::acquire(run_dir / "submit.lock", FileLock::Wait::no, "the submit lock");
+  if (!lock && FileLock::busy(lock.error()))
+    return fail("another submit holds this run directory", lock.error().where,
                 "chain ids are unique; retry the submit");
-  }
-  return SubmitLock(fd);
+  return lock;
 }
 
 bool submission_in_progress(const fs::path& run_dir) {

@@ -14,6 +14,15 @@ using namespace trnslurm;
 
 namespace {
 
+Plan plan_of(const Recipe& recipe) {
+  DatasetSize size;
+  size.samples = 96000;
+  size.format = "given";
+  auto plan = make_plan(recipe, size);
+  REQUIRE(plan);
+  return *plan;
+}
+
 // The bundled recipe with `sets` applied, planned for 96000 samples.
 CompileKey key_of(const char* bundled, const std::vector<std::string>& sets, const KeyFiles& files = {}) {
   const auto* r = find_bundled_recipe(bundled);
@@ -26,12 +35,7 @@ CompileKey key_of(const char* bundled, const std::vector<std::string>& sets, con
   }
   auto recipe = load_recipe_text(r->text, "r.toml", overrides);
   REQUIRE(recipe);
-  DatasetSize size;
-  size.samples = 96000;
-  size.format = "given";
-  auto plan = make_plan(*recipe, size);
-  REQUIRE(plan);
-  auto key = compile_key(*recipe, *plan, files);
+  auto key = compile_key(*recipe, plan_of(*recipe), files);
   REQUIRE(key);
   return *key;
 }
@@ -75,12 +79,7 @@ TEST_CASE("compile_key: what shapes the graphs changes the key") {
   text.replace(at, 23, "--use_flash_attention 0");
   auto recipe = load_recipe_text(text, "r.toml");
   REQUIRE(recipe);
-  DatasetSize size;
-  size.samples = 96000;
-  size.format = "given";
-  auto plan = make_plan(*recipe, size);
-  REQUIRE(plan);
-  auto changed = compile_key(*recipe, *plan, {});
+  auto changed = compile_key(*recipe, plan_of(*recipe), {});
   REQUIRE(changed);
   CHECK(changed->hex != base.hex);
 }
@@ -129,9 +128,6 @@ TEST_CASE("compile_key: pipeline parallelism makes the micro-batch count an inpu
 TEST_CASE("compile_key: a stage that names its own cache is refused while trnslurm keeps one") {
   const auto* r = find_bundled_recipe("tiny-cpu");
   REQUIRE(r != nullptr);
-  DatasetSize size;
-  size.samples = 96000;
-  size.format = "given";
   for (const auto* set : {"stages.train.env.NEURON_CC_FLAGS=--cache_dir=/mine",
                           "stages.precompile.env.NEURON_COMPILE_CACHE_URL=/mine"}) {
     INFO(set);
@@ -139,15 +135,14 @@ TEST_CASE("compile_key: a stage that names its own cache is refused while trnslu
     REQUIRE(o);
     auto recipe = load_recipe_text(r->text, "r.toml", {*o});
     REQUIRE(recipe);
-    auto plan = make_plan(*recipe, size);
-    REQUIRE(plan);
-    auto key = compile_key(*recipe, *plan, {});
+    const auto plan = plan_of(*recipe);
+    auto key = compile_key(*recipe, plan, {});
     REQUIRE_FALSE(key);
     CHECK(key.error().hint.find("[cache]") != std::string::npos);
     auto off = parse_override("cache.enabled=false");
     auto lenient = load_recipe_text(r->text, "r.toml", {*o, *off});
     REQUIRE(lenient);
-    CHECK(compile_key(*lenient, *plan, {}));
+    CHECK(compile_key(*lenient, plan, {}));
   }
 }
 

@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +22,7 @@
 #include "trnslurm/chain/chain.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 #include "trnslurm/util/error.hpp"
+#include "trnslurm/util/file_lock.hpp"
 
 namespace trnslurm {
 
@@ -97,19 +97,7 @@ Result<void> remove_key(const CacheLocation& loc, std::string_view key);
 
 // flock on <cache.dir>/.<key>.lock, held while a submit decides and records its use of the key
 // (two submits of one key never both decide to compile) and while clear removes it.
-class CacheLock {
- public:
-  CacheLock(CacheLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  CacheLock& operator=(CacheLock&&) = delete;
-  CacheLock(const CacheLock&) = delete;
-  CacheLock& operator=(const CacheLock&) = delete;
-  ~CacheLock();
-  friend Result<CacheLock> lock_key(const CacheLocation& loc, std::string_view key);
-
- private:
-  explicit CacheLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
+using CacheLock = FileLock;
 // Waits for the lock; creates cache.dir if need be.
 Result<CacheLock> lock_key(const CacheLocation& loc, std::string_view key);
 

@@ -4,12 +4,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "trnslurm/chain/chain.hpp"
 #include "trnslurm/chain/chain_jobs.hpp"
 #include "trnslurm/util/error.hpp"
+#include "trnslurm/util/file_lock.hpp"
 
 namespace trnslurm {
 
@@ -74,19 +74,7 @@ void apply_journal(Manifest& m, std::string_view journal);
 // Held by `submit` from before its first sbatch until the submission's outcome is recorded: a
 // lock (flock) on <run dir>/submit.lock, which the kernel drops when the process dies, however
 // it dies. A chain still "submitting" without it was abandoned mid-way (kill -9, a crash).
-class SubmitLock {
- public:
-  SubmitLock(SubmitLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  SubmitLock& operator=(SubmitLock&&) = delete;
-  SubmitLock(const SubmitLock&) = delete;
-  SubmitLock& operator=(const SubmitLock&) = delete;
-  ~SubmitLock();
-  friend Result<SubmitLock> lock_submission(const std::filesystem::path& run_dir);
-
- private:
-  explicit SubmitLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
+using SubmitLock = FileLock;
 Result<SubmitLock> lock_submission(const std::filesystem::path& run_dir);
 // Whether a live `submit` holds the run directory's lock.
 bool submission_in_progress(const std::filesystem::path& run_dir);
