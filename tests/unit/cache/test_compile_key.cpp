@@ -152,3 +152,25 @@ TEST_CASE("compile_key: keys are 16 lower-case hex digits") {
   CHECK_FALSE(is_compile_key("0123456789abcde"));
   CHECK_FALSE(is_compile_key("../../etc/passwd"));
 }
+
+TEST_CASE("compile_key: every bundled recipe has a compile cache of its model and a key") {
+  for (const auto& r : bundled_recipes()) {
+    INFO(r.name);
+    auto recipe = load_recipe_text(r.text, "r.toml");
+    REQUIRE(recipe);
+    CHECK(recipe->cache.enabled);
+    CHECK(recipe->cache.dir.ends_with("/neuron-cache/" + recipe->model.name));  // beside the recipe
+    auto key = compile_key(*recipe, plan_of(*recipe), {});
+    REQUIRE(key);
+    CHECK(is_compile_key(key->hex));
+    // Two recipes are two models or two configurations of one: never one key.
+    for (const auto& other : bundled_recipes()) {
+      if (other.name == r.name) continue;
+      auto o = load_recipe_text(other.text, "r.toml");
+      REQUIRE(o);
+      auto other_key = compile_key(*o, plan_of(*o), {});
+      REQUIRE(other_key);
+      CHECK(other_key->hex != key->hex);
+    }
+  }
+}
