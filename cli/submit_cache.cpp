@@ -62,14 +62,17 @@ void cache_inputs(const SubmitCache& cache, ChainInputs& inputs) {
 void apply_cache(SubmitCache& cache, ChainSpec& chain) {
   const auto at = stage_at(chain, "precompile");
   cache.decision = decide_precompile(cache.mode, at.has_value(), cache.warm, cache.live);
-  if (!at) return;
-  if (cache.decision.role == PrecompileRole::skipped || cache.decision.role == PrecompileRole::not_run) {
+  if (at &&
+      (cache.decision.role == PrecompileRole::skipped || cache.decision.role == PrecompileRole::not_run))
     chain.stages.erase(chain.stages.begin() + static_cast<std::ptrdiff_t>(*at));
-  } else if (cache.decision.role == PrecompileRole::waits) {
-    // afterany, not afterok: when that compile fails, this precompile runs and compiles itself;
-    // when it succeeds, this one finds the marker and ends at once (scripts/precompile_cache.sh).
-    chain.stages[*at].also_after.push_back(fmt::format("afterany:{}", cache.decision.after->job));
-  }
+  if (!cache.decision.after) return;
+  // Who waits for the other chain's compile: this chain's precompile, else its train, which would
+  // compile beside it. afterany, not afterok: when that compile fails, this precompile runs and
+  // compiles itself; when it succeeds, this one finds the marker and ends at once
+  // (scripts/precompile_cache.sh).
+  const auto waiter = at ? at : stage_at(chain, "train");
+  if (waiter)
+    chain.stages[*waiter].also_after.push_back(fmt::format("afterany:{}", cache.decision.after->job));
 }
 
 Result<std::string> record_cache(const SubmitCache& cache, const ChainSpec& chain, const std::string& created,

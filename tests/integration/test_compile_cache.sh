@@ -2,7 +2,8 @@
 # by the CPU stand-in of neuron_parallel_compile: a precompile records its compile key; a second
 # chain of the same recipe, and one with another learning rate, skip the precompile (status says
 # so); another TP compiles; two chains of one key submitted back to back compile once; a failed
-# precompile records no key, and the chain that waited for it compiles itself. Only precompile
+# precompile records no key, and the chain that waited for it compiles itself; a chain without a
+# precompile makes its train wait for another chain's compile of its key. Only precompile
 # jobs run (the skipping chains' train jobs are held, then cancelled): about two compiles' time.
 source "$(dirname "$0")/lib.sh"
 T=${TRNSLURM_BIN:?}
@@ -14,11 +15,18 @@ cd "$work"
 export TRNSLURM_STANDIN_STRICT=1
 port=$((${TRNSLURM_PORT_BASE:?} + 80))
 # Chains that run side by side need rendezvous ports of their own (every node is 127.0.0.1);
-# MASTER_PORT is no input of the compile key.
-submit() {  # submit PORT ARGS...: the chain's `submit --json` in $out
-  local p=$1
-  shift
-  out=$("$T" submit --json --set "stages.train.env.MASTER_PORT=$p" "$@") || fail "submit $*: $out"
+# MASTER_PORT is no input of the compile key. The trainer (under neuron_parallel_compile too) loads
+# the converted weights from the chain's checkpoint directory: each chain gets a directory of its
+# own (ck-N, checkpoint.per_chain = false), with a copy of the weights a convert chain wrote (the
+# checkpoint directory is no input of the key either).
+n=0
+submit() {  # submit PORT WEIGHTS ARGS...: `submit --json` in $out; WEIGHTS: a convert chain's directory, or -
+  local p=$1 weights=$2 ck=$work/ck-$((n += 1))
+  shift 2
+  mkdir -p "$ck"
+  [ "$weights" = - ] || cp -r "$weights/pretrained_weight" "$ck/"
+  out=$("$T" submit --json --set "stages.train.env.MASTER_PORT=$p" --set checkpoint.per_chain=false \
+    --set "checkpoint.dir=$ck" "$@") || fail "submit $*: $out"
 }
 job_of() {  # job_of STAGE: its job id in $out (submit --json), or "none"
   json "([s['job_id'] for s in j['stages'] if s['stage'] == '$1'] + ['none'])[0]"
@@ -28,29 +36,35 @@ key_of() {  # key_of ARGS...: the compile key of the recipe with ARGS
 }
 cache=$work/neuron-cache/tiny
 # Another TP: 4, on 4 workers per node (with 2 key/value heads, TP 1 is refused by qkv_linear).
-tp4=(--set train.tp=4 --set cluster.cores_per_node=4 --set "checkpoint.dir=$work/ck-tp4")
+tp4=(--set train.tp=4 --set cluster.cores_per_node=4)
 
-# The trainer (under neuron_parallel_compile too) loads the converted weights: convert for TP 2 and
-# TP 4 first (the checkpoint directory is no input of the key).
-submit $((port + 1)) --only convert
-c2=$(job_of convert)
-submit $((port + 1)) --only convert "${tp4[@]}"
+# The converted weights for TP 2 and TP 4.
+submit $((port + 1)) - --only convert
+c2=$(job_of convert) w2=$(json "j['checkpoint_dir']")
+submit $((port + 1)) - --only convert "${tp4[@]}"
+w4=$(json "j['checkpoint_dir']")
 wait_jobs "$c2" "$(job_of convert)"
 
 # Compiles side by side: A (the recipe), D then E (TP 4, back to back), F then G (micro-batch 2,
 # F's compilations failing: G waits for F, then compiles itself).
-submit $((port + 1)) --only precompile
+submit $((port + 1)) "$w2" --only precompile
 a_chain=$(json "j['chain_id']") a_job=$(job_of precompile)
 expect_contains "A compiles" "precompile compiles into the cache" "$(json "j['compile_cache']")"
-submit $((port + 2)) --only precompile "${tp4[@]}"
+submit $((port + 2)) "$w4" --only precompile "${tp4[@]}"
 d_job=$(job_of precompile)
-submit $((port + 2)) --only precompile "${tp4[@]}"
+submit $((port + 2)) "$w4" --only precompile "${tp4[@]}"
 e_chain=$(json "j['chain_id']") e_job=$(job_of precompile)
 expect_contains "E waits for D's compile of the same key" "(job $d_job), which compiles the same key" "$(json "j['compile_cache']")"
 expect_contains "E's precompile waits for D's (afterany)" "--dependency=afterany:$d_job" "$(json "' '.join(j['stages'][0]['sbatch_argv'])")"
-submit $((port + 3)) --only precompile --set train.mbs=2 --set stages.precompile.env.TRNSLURM_STANDIN_COMPILE_FAIL=1
+# A chain of D's key without a precompile: its train (held here) waits for the newest precompile
+# of the key, E's (which ends after D's), instead of compiling beside it.
+submit $((port + 2)) "$w4" --only train --sbatch-arg=--hold "${tp4[@]}"
+expect_contains "a train-only chain says its train waits" "train waits for chain" "$(json "j['compile_cache']")"
+expect_contains "its train waits for E's precompile (afterany)" "--dependency=afterany:$e_job" \
+  "$(json "' '.join(j['stages'][0]['sbatch_argv'])")"
+submit $((port + 3)) "$w2" --only precompile --set train.mbs=2 --set stages.precompile.env.TRNSLURM_STANDIN_COMPILE_FAIL=1
 f_job=$(job_of precompile)
-submit $((port + 3)) --only precompile --set train.mbs=2
+submit $((port + 3)) "$w2" --only precompile --set train.mbs=2
 g_job=$(job_of precompile)
 expect_contains "G waits for F" "(job $f_job)" "$(json "j['compile_cache']")"
 for _ in $(seq 600); do
@@ -84,7 +98,7 @@ expect_eq "the marker is G's" "$g_job" "$("$py" -c 'import json, sys; print(json
 for lr in as-written 0.5; do
   extra=()
   [ "$lr" = as-written ] || extra=(--set "train.lr=$lr")
-  submit $((port + 4)) --from precompile --until train --sbatch-arg=--hold "${extra[@]}"
+  submit $((port + 4)) - --from precompile --until train --sbatch-arg=--hold "${extra[@]}"
   expect_eq "lr '$lr': train only" "none" "$(job_of precompile)"
   expect_eq "lr '$lr': skipped" "precompile skipped: cache warm since" \
     "$(json "j['compile_cache'].split(': ', 1)[1][:36]")"

@@ -62,8 +62,10 @@ std::vector<std::string> live_chains(const std::vector<KeyUse>& uses, const std:
 PrecompileDecision decide_precompile(PrecompileMode mode, bool selected,
                                      const std::optional<WarmRecord>& warm,
                                      const std::optional<LiveCompile>& live) {
-  if (!selected || mode == PrecompileMode::never)
-    return {PrecompileRole::not_run, std::nullopt, std::nullopt};
+  if (mode == PrecompileMode::never) return {PrecompileRole::not_run, std::nullopt, std::nullopt};
+  // A chain without its precompile (--from train, a disabled stage) would compile in its train
+  // job: that train waits for the other chain's compile instead.
+  if (!selected) return {PrecompileRole::not_run, std::nullopt, warm ? std::nullopt : live};
   if (mode == PrecompileMode::automatic && warm) return {PrecompileRole::skipped, warm, std::nullopt};
   // Even --precompile=always waits: two compiles of one key at once corrupt a shared cache.
   if (live) return {PrecompileRole::waits, std::nullopt, live};
@@ -83,7 +85,9 @@ std::string describe(const KeyUse& use) {
     case PrecompileRole::compiles:
       return "precompile compiles into the cache";
     case PrecompileRole::not_run:
-      return "precompile not run";
+      if (use.waits_for_chain.empty()) return "precompile not run";
+      return fmt::format("precompile not run; train waits for chain {} (job {}), which compiles the same key",
+                         use.waits_for_chain, use.waits_for_job ? std::to_string(*use.waits_for_job) : "?");
   }
   return "";
 }

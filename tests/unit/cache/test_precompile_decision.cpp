@@ -39,7 +39,12 @@ TEST_CASE("precompile_decision: auto skips a warm key, waits for a live compile,
   CHECK(decide_precompile(PrecompileMode::always, true, warm, std::nullopt).role == compiles);
   CHECK(decide_precompile(PrecompileMode::always, true, warm, live).role == waits);
   CHECK(decide_precompile(PrecompileMode::never, true, std::nullopt, std::nullopt).role == not_run);
+  // Without a precompile stage, train waits for a live compile of a cold key; never means never.
   CHECK(decide_precompile(PrecompileMode::automatic, false, std::nullopt, live).role == not_run);
+  CHECK(decide_precompile(PrecompileMode::automatic, false, std::nullopt, live).after->job == 31);
+  CHECK_FALSE(decide_precompile(PrecompileMode::automatic, false, warm, live).after);
+  CHECK_FALSE(decide_precompile(PrecompileMode::never, false, std::nullopt, live).after);
+  CHECK_FALSE(decide_precompile(PrecompileMode::automatic, false, std::nullopt, std::nullopt).after);
   CHECK(parse_precompile_mode("auto") == PrecompileMode::automatic);
   CHECK_FALSE(parse_precompile_mode("sometimes"));
 }
@@ -81,6 +86,11 @@ TEST_CASE("precompile_decision: what status says, and the run directory's record
   waits.waits_for_chain = "20261124-100000-000-0000abcd";
   waits.waits_for_job = 12;
   CHECK(describe(waits).find("waits for chain 20261124-100000-000-0000abcd (job 12)") != std::string::npos);
+  KeyUse train_waits = waits;
+  train_waits.precompile = PrecompileRole::not_run;
+  CHECK(describe(train_waits) ==
+        "precompile not run; train waits for chain 20261124-100000-000-0000abcd (job 12), which compiles the "
+        "same key");
 
   test::ScratchDir dir;
   CHECK_FALSE(read_chain_cache(dir.path()));

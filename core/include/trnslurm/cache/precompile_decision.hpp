@@ -35,9 +35,10 @@ std::vector<std::string> live_chains(const std::vector<KeyUse>& uses, const std:
 struct PrecompileDecision {
   PrecompileRole role = PrecompileRole::compiles;
   std::optional<WarmRecord> warm;    // skipped: what the marker says
-  std::optional<LiveCompile> after;  // waits: whose compile
+  std::optional<LiveCompile> after;  // waits (or not_run, for the train stage): whose compile
 };
-// `selected`: the chain has a precompile stage (enabled and selected).
+// `selected`: the chain has a precompile stage (enabled and selected). Without one, a live
+// compile of a cold key is still returned in `after`: the chain's train waits for it.
 PrecompileDecision decide_precompile(PrecompileMode mode, bool selected,
                                      const std::optional<WarmRecord>& warm,
                                      const std::optional<LiveCompile>& live);
