@@ -12,6 +12,8 @@ cd "$work"
 
 "$T" init tiny-cpu >/dev/null
 "$py" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_nxd_inputs.py" --recipe trnslurm.toml >/dev/null
+# The chains, the cache's records and its lock are an unprivileged user's (lib.sh).
+T=$(trnslurm_as_test_user)
 export TRNSLURM_STANDIN_STRICT=1
 port=$((${TRNSLURM_PORT_BASE:?} + 80))
 # Chains that run side by side need rendezvous ports of their own (every node is 127.0.0.1);
@@ -25,6 +27,7 @@ submit() {  # submit PORT WEIGHTS ARGS...: `submit --json` in $out; WEIGHTS: a c
   shift 2
   mkdir -p "$ck"
   [ "$weights" = - ] || cp -r "$weights/pretrained_weight" "$ck/"
+  chown -R "$test_user:" "$ck"
   out=$("$T" submit --json --set "stages.train.env.MASTER_PORT=$p" --set checkpoint.per_chain=false \
     --set "checkpoint.dir=$ck" "$@") || fail "submit $*: $out"
 }
@@ -79,6 +82,7 @@ key_tp4=$(key_of "${tp4[@]}")
 key_mbs2=$(key_of --set train.mbs=2)
 [ "$key_a" != "$key_tp4" ] || fail "another TP gave the same compile key $key_a"
 expect_eq "A's marker names chain A" "$a_chain" "$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["chain"])' "$cache/$key_a/warm.json")"
+expect_eq "the marker is the chain user's" "$test_user" "$(stat -c %U "$cache/$key_a/warm.json")"
 [ -n "$(find "$cache/$key_a/neuron" -path '*/MODULE_*/model.done')" ] || fail "A compiled nothing into $cache/$key_a/neuron"
 checks=$((checks + 1))
 # D and E: one compile. E's job found D's key and ended at once; the stand-in's collect ran once.
