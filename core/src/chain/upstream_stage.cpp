@@ -170,14 +170,16 @@ Result<void> check_upstream_files(const Recipe& recipe, const TemplateValues& va
     const auto it = values.find(key);
     return it == values.end() ? std::string() : it->second;
   };
-  const auto* record = upstream::bundled_interface(recipe.upstream.package, recipe.upstream.release);
   const auto root = value("upstream.root");
   const auto venv = value("upstream.venv");
   std::error_code ec;
   for (const auto& stage : recipe.stages) {
     if (!stage.enabled || stage.script.empty()) continue;
     const auto file = fs::path(root) / stage.script;
-    if (!fs::is_regular_file(file, ec))
+    if (!fs::is_regular_file(file, ec)) {
+      // Looked up only here: finding it parses every bundled record, milliseconds that a submit
+      // of a recipe without upstream stages would otherwise pay.
+      const auto* record = upstream::bundled_interface(recipe.upstream.package, recipe.upstream.release);
       return fail(
           fmt::format("stage {} runs {}, which is not there", stage.name, file.string()),
           recipe.where("upstream.root"),
@@ -185,6 +187,7 @@ Result<void> check_upstream_files(const Recipe& recipe, const TemplateValues& va
               ? fmt::format("clone {} and check out commit {} (release {}) at {}, or set upstream.root",
                             record->repository, record->commit, record->release, root)
               : std::string("set upstream.root to a checkout of the scripts"));
+    }
     if (venv.empty()) continue;
     std::vector<std::string> tools{stage.launch == Launch::torchrun ? "torchrun" : "python3"};
     if (stage.compile_only) tools.emplace_back("neuron_parallel_compile");
