@@ -6,6 +6,7 @@ source "$(dirname "$0")/lib.sh"
 out=$("$TRNSLURM_SOURCE_DIR/bench/chain" --quick --existing --trnslurm "$TRNSLURM_BIN" 2>&1) ||
   fail "bench/chain --quick failed: $out"
 expect_match "chain: submit ratio" "^submit \(3 chains back to back.*: [0-9.]+x \(target <= 1.20x\)" "$out"
+expect_match "chain: submit against the same calls" "^submit, against the same 12 sbatch calls trnslurm makes .*: [0-9.]+x$" "$out"
 expect_match "chain: list ratio" "^list \(3 live chains.*: [0-9.]+x \(target <= 1.50x\)" "$out"
 expect_match "chain: status ratio" "^status \(1 of 3 live chains.*: [0-9.]+x \(target <= 1.50x\)" "$out"
 # One job query per refresh, whatever the number of chains.
