@@ -52,24 +52,13 @@ void print_rows(const std::vector<health::NodeRow>& rows) {
 
 }  // namespace
 
-int run_cluster_doctor(const ClusterDoctorOptions& o) {
-  if (o.health.checks) {
-    if (auto c = health::parse_checks(*o.health.checks, "--checks"); !c) {
-      print_error(c.error());
-      return exit_usage;
-    }
-  }
-  if (o.nodelist && !slurm_lookup::hosts(*o.nodelist)) {
-    print_error(
-        Error{fmt::format("'{}' is not a Slurm node list", *o.nodelist), "--nodelist", "e.g. n[1-4],n7"});
-    return exit_usage;
-  }
-  const auto argv = srun_argv(o);
-  const auto ran = run_process(argv);
-  if (!ran) {
-    print_error(ran.error());
-    return exit_failure;
-  }
+Result<std::vector<health::NodeRow>> check_cluster(const ClusterDoctorOptions& o) {
+  if (o.health.checks)
+    if (auto c = health::parse_checks(*o.health.checks, "--checks"); !c) return std::unexpected(c.error());
+  if (o.nodelist && !slurm_lookup::hosts(*o.nodelist))
+    return fail(fmt::format("'{}' is not a Slurm node list", *o.nodelist), "--nodelist", "e.g. n[1-4],n7");
+  const auto ran = run_process(srun_argv(o));
+  if (!ran) return std::unexpected(ran.error());
   std::vector<health::NodeReport> reports;
   std::string job_nodes;
   std::size_t start = 0;
@@ -83,21 +72,28 @@ int run_cluster_doctor(const ClusterDoctorOptions& o) {
     }
     start = end + 1;
   }
-  if (reports.empty()) {
-    print_error(
-        Error{fmt::format("no node answered (srun exited {})", ran->exit_code), "doctor --cluster",
-              ran->err.empty() ? "is Slurm reachable from here?" : ran->err.substr(0, ran->err.find('\n'))});
-    return exit_failure;
-  }
+  const auto first_err = ran->err.substr(0, ran->err.find('\n'));
+  if (reports.empty())
+    return fail(fmt::format("no node answered (srun exited {})", ran->exit_code), "pre-flight",
+                first_err.empty() ? "is Slurm reachable from here?" : first_err);
   std::vector<std::string> expected;
   if (o.nodelist)
     expected = *slurm_lookup::hosts(*o.nodelist);
   else if (!job_nodes.empty())
     expected = slurm_lookup::hosts(job_nodes).value_or(std::vector<std::string>{});
-  const auto last_err = ran->err.empty() ? std::string("the step ended without its output")
-                                         : ran->err.substr(0, ran->err.find('\n'));
-  const auto rows =
-      health::node_rows(expected, reports, fmt::format("srun exited {}: {}", ran->exit_code, last_err));
+  return health::node_rows(
+      expected, reports,
+      fmt::format("srun exited {}: {}", ran->exit_code,
+                  first_err.empty() ? std::string("the step ended without its output") : first_err));
+}
+
+int run_cluster_doctor(const ClusterDoctorOptions& o) {
+  const auto checked = check_cluster(o);
+  if (!checked) {
+    print_error(checked.error());
+    return checked.error().where == "pre-flight" ? exit_failure : exit_usage;
+  }
+  const auto& rows = *checked;
   const bool ok = health::failed_nodes(rows).empty();
   if (o.json) {
     nlohmann::json nodes = nlohmann::json::array();
