@@ -18,6 +18,7 @@
 #include "trnslurm/cache/precompile_decision.hpp"
 #include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/recipe/recipe.hpp"
+#include "trnslurm/util/printable.hpp"
 
 namespace trnslurm::cli {
 namespace fs = std::filesystem;
@@ -142,6 +143,10 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
           "  train restart {} (job {}, {:%Y-%m-%d %H:%M:%S} UTC): {}; resumed from {}\n", e.restart, e.job,
           fmt::gmtime(static_cast<std::time_t>(e.time)), describe_cause(e.cause),
           e.resumed_from ? fmt::format("step {}", *e.resumed_from) : "the start (no checkpoint)");
+    } else if (e.event == "exclude") {
+      out +=
+          fmt::format("  train excluded {} (job {}, {:%Y-%m-%d %H:%M:%S} UTC): {}\n", fmt::join(e.nodes, ","),
+                      e.job, fmt::gmtime(static_cast<std::time_t>(e.time)), printable(e.why));
     } else if (e.event == "gave-up") {
       gave_up = &e;
     }
@@ -155,7 +160,11 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
     out += "\n";
   }
   out += paint(to_string(status.verdict), state_colour(to_string(status.verdict)), colour);
-  if (gave_up != nullptr) {
+  if (gave_up != nullptr && gave_up->max_exclusions) {
+    out += fmt::format(": train gave up: {} failed the pre-flight with max_exclusions = {} used up: {}",
+                       fmt::join(gave_up->nodes, ","), gave_up->max_exclusions.value_or(0),
+                       printable(gave_up->why));
+  } else if (gave_up != nullptr) {
     out += fmt::format(": train gave up after {} restarts (max_restarts = {}): {}", gave_up->restart,
                        gave_up->max_restarts.value_or(0), describe_cause(gave_up->cause));
   }
@@ -203,12 +212,7 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   nlohmann::json restarts = nlohmann::json::array();
   for (const auto& e :
        chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{}) {
-    nlohmann::json r{
-        {"event", e.event}, {"cause", e.cause}, {"restart", e.restart}, {"job", e.job}, {"time", e.time}};
-    if (e.resumed_from) r["resumed_from"] = *e.resumed_from;
-    if (e.checkpoint) r["checkpoint"] = *e.checkpoint;
-    if (e.max_restarts) r["max_restarts"] = *e.max_restarts;
-    restarts.push_back(std::move(r));
+    restarts.push_back(to_json(e));
   }
   j["restarts"] = std::move(restarts);
   j["progress"] = progress_json(progress);

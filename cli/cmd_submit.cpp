@@ -175,7 +175,7 @@ int run(const Options& args) {
     fmt::print(stderr, "trnslurm: resuming from step {} of {}{}\n", source->step, resume_from,
                source->chain ? fmt::format(" (chain {})", source->chain->chain_id) : "");
   }
-  const TemplateValues site{{"backend_dir", backend_dir().string()}};
+  const TemplateValues site{{"backend_dir", backend_dir().string()}, {"trnslurm_bin", self_exe().string()}};
   const auto mode = parse_precompile_mode(args.precompile);
   if (!mode) {
     print_error(mode.error());

@@ -1,6 +1,7 @@
 # Pre-flight health on a cluster of its own (docs/health.md): three nodes, each its own fake
-# Neuron tree (tests/fixtures/neuron/cluster/%n: n1 a trn1, n2 a trn1n, n3 a trn1 whose device 5
-# counted uncorrectable SRAM errors). `doctor --cluster` names n3 and only n3.
+# Neuron tree ($work/trees/%n, links to tests/fixtures/neuron: n1 a trn1, n2 a trn1n, n3 a trn1
+# whose device 5 counted uncorrectable SRAM errors). `doctor --cluster` names n3 and only n3.
+# The checks read the tree when they run, so the train stage's test re-points the links.
 # The libfabric and nofile checks read this machine, not the tree (no EFA provider here, and the
 # machine's open-files limit), so the tests name the checks that read the trees.
 set -euo pipefail
@@ -11,8 +12,13 @@ fixtures=$TRNSLURM_SOURCE_DIR/tests/fixtures
 tree_checks=topology,errors,cores,efa,cache
 
 trap '"$dc" down >/dev/null 2>&1 || true' EXIT
+mkdir -p "$work/trees"
+tree() { ln -sfn "$fixtures/neuron/$2" "$work/trees/$1"; }
+tree n1 trn1
+tree n2 trn1n
+tree n3 trn1-ecc
 "$dc" up --nodes 3 --plugstack-args \
-  "root=$fixtures/neuron/cluster/%n state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm cache=$work/cache"
+  "root=$work/trees/%n state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm cache=$work/cache"
 eval "$("$dc" env)"
 
 # Every node, one job: n3 FAILs with its counter, the others pass; exit 1.
@@ -49,10 +55,62 @@ states() { sinfo -h -N -o %t | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 for _ in $(seq 50); do [ "$(states)" != idle ] || break; sleep 0.2; done
 expect_eq "node states after doctor --cluster" "idle" "$(states)"
 
+# The train stage's pre-flight: a chain whose train asks for two of the three nodes, n1 now the
+# broken one (n1 the trn1 with SRAM errors, n2 a trn1n, n3 a trn1). Slurm gives train n1 and n2
+# first; the pre-flight excludes n1, the job requeues itself and trains on n2 and n3. Its requeue
+# is not one of max_restarts (0 here).
+tree n1 trn1-ecc
+tree n3 trn1
+# The chain recipe of the integration tests (tests/fixtures/chain), in $work, and its helpers.
+source "$TRNSLURM_SOURCE_DIR/tests/integration/chain_lib.sh"
+capture "$trn" submit --samples 1000 --set stages.train.preflight=true \
+  --set "stages.train.preflight_checks=$tree_checks" --set stages.train.preflight_drain=true \
+  --set stages.train.max_restarts=0 --set stages.train.max_exclusions=1
+chain=$(chain_of "$out")
+[ -n "$chain" ] || fail "no chain id in: $out"
+expect_eq "the chain completes without the bad node" 0 "$(wait_chain "$chain" 90)"
+capture "$trn" status "$chain"
+expect_contains "status reports the exclusion" "train excluded n1 (job" "$out"
+expect_contains "status gives the reason" \
+  "n1: errors: neuron device 5: 3 uncorrectable SRAM errors (sram_ecc_uncorrected)" "$out"
+expect_contains "the restart says why" "a node failed the pre-flight health checks" "$out"
+train_job=$(sed -n 's/^ *train  *\([0-9][0-9]*\) .*/\1/p' <<<"$out")
+# The cluster's job completion log (jobcomp/filetxt) has a line for each run of the job.
+ran_on=$(grep "^JobId=$train_job .* Name=trn-$chain-train " "$TRNSLURM_CLUSTER_DIR/log/jobcomp.txt" |
+  sed -n 's/.* NodeList=\([^ ]*\) .*/\1/p' | tr '\n' ' ')
+expect_eq "train ran on n1 and n2, then on the healthy nodes" "n[1-2] n[2-3] " "$ran_on"
+run_dir=$(ls -d "$work"/runs/*/)
+expect_eq "every stage ran once" "convert precompile train convert_back" \
+  "$(tr '\n' ' ' <"${run_dir}order" | sed 's/ $//')"
+expect_eq "the restarts log: the exclusion, then the restart it caused" "exclude preflight ['n1']
+restart preflight []" "$(/usr/bin/python3 -c '
+import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    print(e["event"], e["cause"], e.get("nodes", []))' <"${run_dir}logs/train-restarts.jsonl")"
+# preflight_drain: the dev cluster's user is a Slurm operator, so n1 is drained with the reason.
+expect_contains "n1 drained with the reason" \
+  "Reason=trnslurm pre-flight: n1: errors: neuron device 5" "$(scontrol show node n1)"
+scontrol update NodeName=n1 State=RESUME
+for _ in $(seq 50); do [ "$(sinfo -h -n n1 -o %t)" != idle ] || break; sleep 0.2; done
+expect_eq "n1 back in service" idle "$(sinfo -h -n n1 -o %t)"
+
+# Past max_exclusions the train stage gives up, and status says on which node and why (a chain of
+# the train stage alone, n1 still broken and first in line).
+capture "$trn" submit --samples 1000 --set stages.train.preflight=true \
+  --set "stages.train.preflight_checks=$tree_checks" --set stages.train.max_exclusions=0 \
+  --set stages.convert.enabled=false --set stages.precompile.enabled=false \
+  --set stages.convert_back.enabled=false
+chain=$(chain_of "$out")
+[ -n "$chain" ] || fail "no chain id in: $out"
+expect_eq "the chain fails past max_exclusions" 1 "$(wait_chain "$chain" 60)"
+capture "$trn" status "$chain"
+expect_contains "status says why it gave up" \
+  "train gave up: n1 failed the pre-flight with max_exclusions = 0 used up: n1: errors: neuron device 5" "$out"
+
 # The collective on the CPU backend (nodes without Neuron devices: this machine's own tree): a
 # gloo all_reduce and a ring of links; n3 answers slowly (the stand-in's knob) and is named.
-"$dc" down >/dev/null
-"$dc" up --nodes 3 --plugstack-args "state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm"
+for n in n1 n2 n3; do ln -sfn / "$work/trees/$n"; done
 set +e
 out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
 rc=$?

@@ -6,9 +6,38 @@
 #include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/chain/job_script.hpp"
 #include "trnslurm/chain/upstream_stage.hpp"
+#include "trnslurm/health/node_checks.hpp"
+#include "trnslurm/health/resource_checks.hpp"
 
 namespace trnslurm {
 namespace fs = std::filesystem;
+
+namespace {
+
+// The train stage's pre-flight (docs/health.md): on by default on a Neuron instance type, off on
+// cpu; its checks named as the recipe gives them (checked here, at their file:line:column); the
+// disk check sized for one checkpoint of the plan's model.
+Result<std::optional<Preflight>> train_preflight(const Recipe& recipe, const StageRecipe& train,
+                                                 const nlohmann::json& plan, const TemplateValues& site) {
+  const auto* type = recipe.instances.find(recipe.cluster.instance);
+  if (!train.preflight.value_or(type != nullptr && !type->cpu())) return std::nullopt;
+  Preflight p;
+  if (!train.preflight_checks.empty()) {
+    auto checks = health::parse_checks(train.preflight_checks, recipe.where("stages.train.preflight_checks"));
+    if (!checks) return std::unexpected(checks.error());
+    p.checks = fmt::format("{}", fmt::join(*checks, ","));
+  }
+  const auto bin = site.find("trnslurm_bin");
+  p.trnslurm = bin != site.end() ? bin->second : "trnslurm";
+  p.max_exclusions = train.max_exclusions;
+  p.drain = train.preflight_drain;
+  if (plan.contains("memory") && plan.at("memory").contains("parameters") &&
+      plan.at("memory").at("parameters").is_number_unsigned())
+    p.checkpoint_bytes = health::checkpoint_bytes(plan.at("memory").at("parameters").get<std::uint64_t>());
+  return p;
+}
+
+}  // namespace
 
 Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohmann::json& recipe_plan,
                                              std::string chain_id, fs::path run_dir,
@@ -64,7 +93,12 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
       s.runtime_values = std::move(command->runtime_values);
     }
     s.env = stage.env;
-    if (stage.name == "train") s.resilience = Resilience{stage.max_restarts, stage.signal_grace};
+    if (stage.name == "train") {
+      s.resilience = Resilience{stage.max_restarts, stage.signal_grace};
+      auto preflight = train_preflight(recipe, stage, plan, site);
+      if (!preflight) return std::unexpected(preflight.error());
+      s.preflight = std::move(*preflight);
+    }
     // The stages that run the job's TP x PP groups across nodes keep them in one UltraServer.
     if (stage.nodes > 1 && plan.contains("placement"))
       for (const auto& arg : plan.at("placement").value("sbatch_args", nlohmann::json::array()))

@@ -54,6 +54,7 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        std::move(stage_values),
                        in.exports,
                        src.resilience,
+                       src.preflight,
                        src.runtime_values,
                        resumed ? resume_prologue() : std::string(),
                        std::nullopt};

@@ -142,6 +142,16 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   if (in.resilience) {
     out += fmt::format("export TRNSLURM_MAX_RESTARTS={}\nexport TRNSLURM_SIGNAL_GRACE={}\n",
                        in.resilience->max_restarts, in.resilience->signal_grace);
+    if (in.preflight) {
+      const auto& p = *in.preflight;
+      for (const auto& [name, value] :
+           {std::pair<std::string_view, std::string>{"TRNSLURM_PREFLIGHT_BIN", p.trnslurm},
+            {"TRNSLURM_PREFLIGHT_CHECKS", p.checks},
+            {"TRNSLURM_MAX_EXCLUSIONS", std::to_string(p.max_exclusions)},
+            {"TRNSLURM_PREFLIGHT_DRAIN", p.drain ? "1" : "0"},
+            {"TRNSLURM_CHECKPOINT_BYTES", std::to_string(p.checkpoint_bytes)}})
+        if (auto r = add_export(out, name, value, where); !r) return std::unexpected(r.error());
+    }
     if (train_wrapper().head.empty()) return fail("the train wrapper is not compiled in", "trnslurm build");
     out += train_wrapper().head;
   } else {

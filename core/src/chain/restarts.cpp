@@ -35,6 +35,11 @@ std::vector<RestartEvent> parse_restarts(std::string_view jsonl) {
     e.resumed_from = number<std::uint64_t>(j, "resumed_from");
     e.checkpoint = number<std::uint64_t>(j, "checkpoint");
     e.max_restarts = number<std::uint32_t>(j, "max_restarts");
+    e.max_exclusions = number<std::uint32_t>(j, "max_exclusions");
+    if (j.contains("nodes") && j["nodes"].is_array())
+      for (const auto& n : j["nodes"])
+        if (n.is_string()) e.nodes.push_back(n.get<std::string>());
+    if (j.contains("why") && j["why"].is_string()) e.why = j["why"].get<std::string>();
     out.push_back(std::move(e));
   }
   return out;
@@ -45,10 +50,23 @@ std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir) {
   return text ? parse_restarts(*text) : std::vector<RestartEvent>{};
 }
 
+nlohmann::json to_json(const RestartEvent& e) {
+  nlohmann::json j{
+      {"event", e.event}, {"cause", e.cause}, {"restart", e.restart}, {"job", e.job}, {"time", e.time}};
+  if (e.resumed_from) j["resumed_from"] = *e.resumed_from;
+  if (e.checkpoint) j["checkpoint"] = *e.checkpoint;
+  if (e.max_restarts) j["max_restarts"] = *e.max_restarts;
+  if (e.max_exclusions) j["max_exclusions"] = *e.max_exclusions;
+  if (!e.nodes.empty()) j["nodes"] = e.nodes;
+  if (!e.why.empty()) j["why"] = e.why;
+  return j;
+}
+
 std::string describe_cause(std::string_view cause) {
   if (cause == "time-limit") return "time limit (USR1, checkpoint, requeue)";
   if (cause == "node-failure") return "node failure";
   if (cause == "preempted") return "terminated by Slurm (preemption or scontrol requeue)";
+  if (cause == "preflight") return "a node failed the pre-flight health checks (excluded, requeued)";
   if (cause == "slurm-requeue") return "requeued by Slurm (node failure, preemption or scontrol requeue)";
   return std::string(cause);
 }

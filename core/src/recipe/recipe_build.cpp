@@ -289,12 +289,22 @@ Result<void> read_stage(const RecipeReader& in, Recipe& recipe, StageRecipe& sta
   for (const auto& k : stage_key_specs()) in.remember(recipe.positions, section, k.key);
   // Resilience (docs/resilience.md) is the train stage's: the others are short and restartable
   // by submitting again.
-  for (const auto* key : {"max_restarts", "signal_grace"})
+  for (const auto* key :
+       {"max_restarts", "signal_grace", "preflight", "preflight_checks", "max_exclusions", "preflight_drain"})
     if (name != "train" && in.find(section, key) != nullptr)
       return fail(fmt::format("{} applies to the train stage only", key), at(section + "." + key),
                   "move it to [stages.train]");
   if (auto r = in.read_uint(stage.max_restarts, section, "max_restarts", 0, 1000); !r) return r;
   if (auto r = in.read_uint(stage.signal_grace, section, "signal_grace", 0, 65535); !r) return r;
+  if (in.find(section, "preflight") != nullptr) {
+    bool on = true;
+    in.read_bool(on, section, "preflight");
+    stage.preflight = on;
+  }
+  // Its names are checked where the chain is built (chain_recipe.cpp), beside the checks.
+  in.read_string(stage.preflight_checks, section, "preflight_checks");
+  if (auto r = in.read_uint(stage.max_exclusions, section, "max_exclusions", 0, 1000); !r) return r;
+  in.read_bool(stage.preflight_drain, section, "preflight_drain");
   if (const auto limit = slurm_time_seconds(stage.time);
       name == "train" && stage.signal_grace > 0 && limit && *limit <= stage.signal_grace)
     return fail(fmt::format("signal_grace {} s is not shorter than the train stage's time limit '{}' ({} s): "

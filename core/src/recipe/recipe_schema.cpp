@@ -57,10 +57,21 @@ const std::vector<SectionSpec>& section_specs() {
 
 const std::vector<KeySpec>& stage_key_specs() {
   using enum ValueKind;
-  static const std::vector<KeySpec> keys{
-      {"enabled", boolean}, {"nodes", integer},        {"time", string},         {"command", string},
-      {"script", string},   {"launch", string},        {"args", string},         {"compile_args", string},
-      {"env", env},         {"max_restarts", integer}, {"signal_grace", integer}};
+  static const std::vector<KeySpec> keys{{"enabled", boolean},
+                                         {"nodes", integer},
+                                         {"time", string},
+                                         {"command", string},
+                                         {"script", string},
+                                         {"launch", string},
+                                         {"args", string},
+                                         {"compile_args", string},
+                                         {"env", env},
+                                         {"max_restarts", integer},
+                                         {"signal_grace", integer},
+                                         {"preflight", boolean},
+                                         {"preflight_checks", string},
+                                         {"max_exclusions", integer},
+                                         {"preflight_drain", boolean}};
   return keys;
 }
 

@@ -26,6 +26,7 @@ struct StageInput {
   TextOrigin command_origin;
   std::map<std::string, std::string> env;
   std::optional<Resilience> resilience;     // the train stage's (docs/resilience.md)
+  std::optional<Preflight> preflight;       // the train stage's, when on (docs/health.md)
   std::vector<std::string> sbatch_args;     // this stage's own: the UltraServer placement of the plan
   std::vector<std::string> runtime_values;  // placeholders the job script sets when it runs
 };

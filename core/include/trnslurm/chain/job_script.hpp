@@ -22,6 +22,16 @@ struct Resilience {
   std::uint32_t signal_grace = 120;  // seconds before the time limit; 0 = no signal asked for
 };
 
+// The train stage's pre-flight on its own nodes (docs/health.md), run by `trnslurm preflight`
+// from the wrapper before the command, at every start.
+struct Preflight {
+  std::string trnslurm;  // the trnslurm binary the job runs (the one that submitted)
+  std::string checks;    // comma-separated; "" = every node check
+  std::uint32_t max_exclusions = 2;
+  bool drain = false;
+  std::uint64_t checkpoint_bytes = 0;  // one checkpoint of the plan's model
+};
+
 // The sbatch arguments that go with it: --requeue, --open-mode=append, --signal=B:USR1@<grace>.
 std::vector<std::string> resilience_sbatch_args(const Resilience& r);
 
@@ -49,6 +59,8 @@ struct ScriptInput {
   std::vector<std::pair<std::string, std::string>> exports;
   // Set for the train stage: the command runs inside the signal/requeue wrapper.
   std::optional<Resilience> resilience;
+  // With resilience: the pre-flight the wrapper runs first (none = off).
+  std::optional<Preflight> preflight;
   // Placeholders the command sets itself when it runs (newest_checkpoint): not exported.
   std::vector<std::string> runtime_values;
   // trnslurm's own template, run before the command (resume_prologue, chain/chain_dirs.hpp).

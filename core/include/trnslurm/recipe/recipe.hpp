@@ -125,6 +125,14 @@ struct StageRecipe {
   // seconds before the time limit at which the job is told to checkpoint (0 = no signal).
   std::uint32_t max_restarts = 3;
   std::uint32_t signal_grace = 120;
+  // train only (docs/health.md): the pre-flight health checks on the job's own nodes before
+  // training and after every restart; unset = on for a Neuron instance type, off for cpu. A failing
+  // node is excluded and the job requeued, at most max_exclusions times (not counted in
+  // max_restarts); with preflight_drain, also drained (needs Slurm operator rights).
+  std::optional<bool> preflight;
+  std::string preflight_checks;  // comma-separated check names; "" = every node check
+  std::uint32_t max_exclusions = 2;
+  bool preflight_drain = false;
 };
 
 struct Recipe {

@@ -5,7 +5,8 @@
 # ":" line. The recipe's command runs in a background subshell so the batch shell can take USR1
 # while it runs (bash runs traps only between commands). Everything it writes to
 # logs/train-restarts.jsonl is numbers and fixed words. The job script exports what it reads:
-# TRNSLURM_RUN_DIR, TRNSLURM_MAX_RESTARTS, TRNSLURM_SIGNAL_GRACE (and TRNSLURM_CHECKPOINT_DIR).
+# TRNSLURM_RUN_DIR, TRNSLURM_MAX_RESTARTS, TRNSLURM_SIGNAL_GRACE (and TRNSLURM_CHECKPOINT_DIR),
+# and with the pre-flight on (docs/health.md) TRNSLURM_PREFLIGHT_BIN and its settings.
 # A file of its own so that shellcheck reads it (scripts/test).
 # trnslurm: wrapper begins
 
@@ -39,6 +40,10 @@ trn_record() {  # EVENT CAUSE [KEY VALUE]...: one JSON line
   printf '%s}\n' "$line" >>"$trn_log"
 }
 mkdir -p "$TRNSLURM_RUN_DIR/logs"
+# Requeues that excluded a node failing the pre-flight have a cap of their own
+# (max_exclusions): they do not count against max_restarts.
+trn_excluded=$(grep -c '"event":"exclude"' "$trn_log" 2>/dev/null || true)
+trn_used=$((trn_restart - ${trn_excluded:-0}))
 if [ "$trn_restart" -gt 0 ]; then
   # Our own requeue left its cause; otherwise Slurm requeued the job (a node failed, or
   # preemption, or `scontrol requeue` by hand).
@@ -47,13 +52,28 @@ if [ "$trn_restart" -gt 0 ]; then
     trn_cause=$trn_c
   fi
   rm -f "$trn_pending"
-  if [ "$trn_restart" -gt "$TRNSLURM_MAX_RESTARTS" ]; then
+  if [ "$trn_used" -gt "$TRNSLURM_MAX_RESTARTS" ]; then
     trn_record gave-up "$trn_cause" max_restarts "$TRNSLURM_MAX_RESTARTS"
     echo "trnslurm: train restarted $trn_restart times, more than max_restarts = $TRNSLURM_MAX_RESTARTS: giving up" >&2
     exit 1
   fi
   trn_record restart "$trn_cause" resumed_from "$(trn_newest_step)"
   echo "trnslurm: restart $trn_restart ($trn_cause), resuming from step $(trn_newest_step)" >&2
+fi
+# The pre-flight on this job's nodes (docs/health.md): `trnslurm preflight` checks every node in
+# one step; on a failing node it records the exclusion, adds the node to the job's excluded nodes
+# and requeues the job (exit 3), or gives up (exit 1) when max_exclusions is used up.
+# The cause is written first: the requeue's SIGTERM may end this shell before it returns.
+if [ -n "${TRNSLURM_PREFLIGHT_BIN:-}" ]; then
+  echo "preflight $trn_restart" >"$trn_pending"
+  trn_pf=0
+  "$TRNSLURM_PREFLIGHT_BIN" preflight || trn_pf=$?
+  if [ "$trn_pf" = 3 ]; then
+    sleep 300  # the requeue ends this script
+    exit 1
+  fi
+  rm -f "$trn_pending"
+  [ "$trn_pf" = 0 ] || exit "$trn_pf"
 fi
 trn_time_left() {  # seconds to the time limit (squeue %L), or nothing when there is none
   local l d=0 f
@@ -148,7 +168,7 @@ fi
 trn_requeue() {  # CAUSE: record it and requeue this job, unless max_restarts is used up
   local step
   step=$(trn_newest_step)
-  if [ "$trn_restart" -ge "$TRNSLURM_MAX_RESTARTS" ]; then
+  if [ "$trn_used" -ge "$TRNSLURM_MAX_RESTARTS" ]; then
     trn_record gave-up "$1" max_restarts "$TRNSLURM_MAX_RESTARTS" checkpoint "$step"
     echo "trnslurm: $1 after $trn_restart restarts (max_restarts = $TRNSLURM_MAX_RESTARTS): giving up" >&2
     exit 1
