@@ -110,10 +110,11 @@ trn_on_term() {
   # Slurm's SIGTERM: preemption, a cancel, or the end of our own requeue (which wrote its cause).
   trn_signalled=${trn_signalled:-terminated}
   [ ! -f "$trn_pending" ] || return 0
+  # Written before asking sinfo: Slurm kills this shell KillWait seconds after the TERM, and a
+  # slow slurmctld can take that long to answer.
+  echo "preempted $trn_restart" >"$trn_pending"
   if sinfo -h -N -n "$SLURM_JOB_NODELIST" -o '%t' 2>/dev/null | grep -Eq '\*|down|fail'; then
     echo "node-failure $trn_restart" >"$trn_pending"
-  else
-    echo "preempted $trn_restart" >"$trn_pending"
   fi
 }
 trn_term=
