@@ -71,13 +71,7 @@ int run() {
   std::ofstream(restarts_path(run_dir), std::ios::app) << to_json(*event).dump() << '\n';
   const auto& failed = event->nodes;
   const auto& why = event->why;
-  if (event->event == "gave-up") {
-    fmt::print(stderr, "trnslurm: pre-flight failed: {}; max_exclusions = {} used up: giving up\n", why,
-               event->max_exclusions.value_or(0));
-    return exit_failure;
-  }
-  fmt::print(stderr, "trnslurm: pre-flight failed: {}; excluding {} and requeueing job {}\n", why,
-             fmt::join(failed, ","), job);
+  // A failing node is drained whether the job goes on without it or gives up.
   if (env_or("TRNSLURM_PREFLIGHT_DRAIN") == "1")
     for (const auto& node : failed) {
       const auto drained = run_process({"scontrol", "update", "NodeName=" + node, "State=DRAIN",
@@ -85,6 +79,13 @@ int run() {
       if (!drained || drained->exit_code != 0)
         print_warning(fmt::format("could not drain {} (draining needs Slurm operator rights)", node));
     }
+  if (event->event == "gave-up") {
+    fmt::print(stderr, "trnslurm: pre-flight failed: {}; max_exclusions = {} used up: giving up\n", why,
+               event->max_exclusions.value_or(0));
+    return exit_failure;
+  }
+  fmt::print(stderr, "trnslurm: pre-flight failed: {}; excluding {} and requeueing job {}\n", why,
+             fmt::join(failed, ","), job);
   auto list = excluded_now(job);
   for (const auto& n : failed) list += (list.empty() ? "" : ",") + n;
   // The requeue ends every process of the job with SIGTERM; this one keeps going long enough to

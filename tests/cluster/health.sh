@@ -4,9 +4,9 @@
 # The checks read the tree when they run, so the train stage's test re-points the links.
 # The libfabric and nofile checks read this machine, not the tree (no EFA provider here, and the
 # machine's open-files limit), so the tests name the checks that read the trees.
-set -euo pipefail
 : "${TRNSLURM_SOURCE_DIR:?run through ctest}" "${TRNSLURM_BIN:?}" "${TRNSLURM_CLUSTER_DIR:?}"
-source "$TRNSLURM_SOURCE_DIR/tests/lib/checks.sh"
+# The integration tests' helpers (checks.sh, SLURM_CONF of this test's cluster, the test user).
+source "$TRNSLURM_SOURCE_DIR/tests/integration/lib.sh"
 dc=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
 fixtures=$TRNSLURM_SOURCE_DIR/tests/fixtures
 tree_checks=topology,errors,cores,efa,cache
@@ -55,14 +55,14 @@ states() { sinfo -h -N -o %t | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 for _ in $(seq 50); do [ "$(states)" != idle ] || break; sleep 0.2; done
 expect_eq "node states after doctor --cluster" "idle" "$(states)"
 
-# The train stage's pre-flight: a chain whose train asks for two of the three nodes, n1 now the
-# broken one (n1 the trn1 with SRAM errors, n2 a trn1n, n3 a trn1). Slurm gives train n1 and n2
-# first; the pre-flight excludes n1, the job requeues itself and trains on n2 and n3. Its requeue
-# is not one of max_restarts (0 here).
+# The train stage's pre-flight, as the chain tests run it: submitted by an unprivileged user
+# (chain_lib.sh). A chain whose train asks for two of the three nodes, n1 now the broken one (n1
+# the trn1 with SRAM errors, n2 a trn1n, n3 a trn1). Slurm gives train n1 and n2 first; the
+# pre-flight excludes n1, the job requeues itself and trains on n2 and n3. Its requeue is not one
+# of max_restarts (0 here). The user may not drain a node: preflight_drain only warns.
 tree n1 trn1-ecc
 tree n3 trn1
-# The chain recipe of the integration tests (tests/fixtures/chain), in $work, and its helpers.
-source "$TRNSLURM_SOURCE_DIR/tests/integration/chain_lib.sh"
+source "$TRNSLURM_SOURCE_DIR/tests/integration/chain_lib.sh"  # in $work, the chain test recipe
 capture "$trn" submit --samples 1000 --set stages.train.preflight=true \
   --set "stages.train.preflight_checks=$tree_checks" --set stages.train.preflight_drain=true \
   --set stages.train.max_restarts=0 --set stages.train.max_exclusions=1
@@ -88,25 +88,29 @@ import json, sys
 for line in sys.stdin:
     e = json.loads(line)
     print(e["event"], e["cause"], e.get("nodes", []))' <"${run_dir}logs/train-restarts.jsonl")"
-# preflight_drain: the dev cluster's user is a Slurm operator, so n1 is drained with the reason.
-expect_contains "n1 drained with the reason" \
-  "Reason=trnslurm pre-flight: n1: errors: neuron device 5" "$(scontrol show node n1)"
-scontrol update NodeName=n1 State=RESUME
-for _ in $(seq 50); do [ "$(sinfo -h -n n1 -o %t)" != idle ] || break; sleep 0.2; done
-expect_eq "n1 back in service" idle "$(sinfo -h -n n1 -o %t)"
+expect_contains "the user could not drain n1: said" \
+  "could not drain n1 (draining needs Slurm operator rights)" "$(cat "${run_dir}logs/train-$train_job.out")"
+expect_eq "n1 not drained" idle "$(sinfo -h -n n1 -o %t)"
 
-# Past max_exclusions the train stage gives up, and status says on which node and why (a chain of
-# the train stage alone, n1 still broken and first in line).
+# Past max_exclusions the train stage gives up, and status says on which node and why: a chain of
+# the train stage alone, n1 still broken and first in line, submitted by root (a Slurm operator),
+# so preflight_drain drains n1 with the reason.
+trn=$TRNSLURM_BIN
 capture "$trn" submit --samples 1000 --set stages.train.preflight=true \
   --set "stages.train.preflight_checks=$tree_checks" --set stages.train.max_exclusions=0 \
-  --set stages.convert.enabled=false --set stages.precompile.enabled=false \
-  --set stages.convert_back.enabled=false
+  --set stages.train.preflight_drain=true --set stages.convert.enabled=false \
+  --set stages.precompile.enabled=false --set stages.convert_back.enabled=false
 chain=$(chain_of "$out")
 [ -n "$chain" ] || fail "no chain id in: $out"
 expect_eq "the chain fails past max_exclusions" 1 "$(wait_chain "$chain" 60)"
 capture "$trn" status "$chain"
 expect_contains "status says why it gave up" \
   "train gave up: n1 failed the pre-flight with max_exclusions = 0 used up: n1: errors: neuron device 5" "$out"
+expect_contains "n1 drained with the reason" \
+  "Reason=trnslurm pre-flight: n1: errors: neuron device 5" "$(scontrol show node n1)"
+scontrol update NodeName=n1 State=RESUME
+for _ in $(seq 50); do [ "$(sinfo -h -n n1 -o %t)" != idle ] || break; sleep 0.2; done
+expect_eq "n1 back in service" idle "$(sinfo -h -n n1 -o %t)"
 
 # The collective on the CPU backend (nodes without Neuron devices: this machine's own tree): a
 # gloo all_reduce and a ring of links; n3 answers slowly (the stand-in's knob) and is named.
