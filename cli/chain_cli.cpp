@@ -33,6 +33,14 @@ std::string or_dash(const std::string& s) {
   return s.empty() ? "-" : s;
 }
 
+// The chain's use of its compile key as it stands now: an unreadable marker leaves the line
+// submit wrote.
+std::string cache_note(const ChainCache& cache) {
+  const auto warm = read_warm(CacheLocation{cache.cache_dir, ""}, cache.key);
+  if (!warm) return describe(cache.use);
+  return describe_now(cache, *warm);
+}
+
 int exit_code_for(ChainVerdict verdict) {
   switch (verdict) {
     case ChainVerdict::succeeded:
@@ -134,7 +142,7 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
   }
   if (progress) out += format_progress(*progress, colour);
   if (const auto cache = chain.manifest ? read_chain_cache(chain.manifest->run_dir) : std::nullopt)
-    out += fmt::format("  {} (compile key {})\n", describe(cache->use), cache->key);
+    out += fmt::format("  {} (compile key {})\n", cache_note(*cache), cache->key);
   const auto restarts = chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{};
   const RestartEvent* gave_up = nullptr;
   for (const auto& e : restarts) {
@@ -217,9 +225,8 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   j["restarts"] = std::move(restarts);
   j["progress"] = progress_json(progress);
   if (const auto cache = chain.manifest ? read_chain_cache(chain.manifest->run_dir) : std::nullopt) {
-    j["compile_cache"] = {{"key", cache->key},
-                          {"precompile", to_string(cache->use.precompile)},
-                          {"note", describe(cache->use)}};
+    j["compile_cache"] = {
+        {"key", cache->key}, {"precompile", to_string(cache->use.precompile)}, {"note", cache_note(*cache)}};
   } else {
     j["compile_cache"] = nullptr;
   }

@@ -54,7 +54,7 @@ submit $((port + 1)) "$w2" --only precompile
 a_chain=$(json "j['chain_id']") a_job=$(job_of precompile)
 expect_contains "A compiles" "precompile compiles into the cache" "$(json "j['compile_cache']")"
 submit $((port + 2)) "$w4" --only precompile "${tp4[@]}"
-d_job=$(job_of precompile)
+d_chain=$(json "j['chain_id']") d_job=$(job_of precompile)
 submit $((port + 2)) "$w4" --only precompile "${tp4[@]}"
 e_chain=$(json "j['chain_id']") e_job=$(job_of precompile)
 expect_contains "E waits for D's compile of the same key" "(job $d_job), which compiles the same key" "$(json "j['compile_cache']")"
@@ -68,7 +68,7 @@ expect_contains "its train waits for E's precompile (afterany)" "--dependency=af
 submit $((port + 3)) "$w2" --only precompile --set train.mbs=2 --set stages.precompile.env.TRNSLURM_STANDIN_COMPILE_FAIL=1
 f_job=$(job_of precompile)
 submit $((port + 3)) "$w2" --only precompile --set train.mbs=2
-g_job=$(job_of precompile)
+g_chain=$(json "j['chain_id']") g_job=$(job_of precompile)
 expect_contains "G waits for F" "(job $f_job)" "$(json "j['compile_cache']")"
 for _ in $(seq 600); do
   [ -z "$(squeue -h -j "$a_job,$d_job,$e_job,$f_job,$g_job" -t pending,running,configuring,completing -o %i)" ] && break
@@ -96,6 +96,10 @@ expect_contains "F's compilations failed" "Total failed compilations:" "$f_log"
 case $f_log in *"recorded:"*) fail "F failed, yet recorded its key: $f_log" ;; esac
 expect_contains "G removed F's failures" "failed compilation(s) an earlier precompile of key $key_mbs2 left" "$(cat runs/*/logs/precompile-"$g_job".out)"
 expect_contains "G recorded the key F failed to" "compile key $key_mbs2 recorded" "$(cat runs/*/logs/precompile-"$g_job".out)"
+# status says what became of the waits: E skipped (D compiled the key), G compiled it itself.
+expect_contains "status: E skipped, D compiled" "precompile skipped: chain $d_chain compiled the key" \
+  "$("$T" status "$e_chain" 2>&1 || true)"
+expect_contains "status: G compiled" "precompile compiled the key: cache warm since" "$("$T" status "$g_chain" 2>&1 || true)"
 expect_eq "the marker is G's" "$g_job" "$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["job"])' "$cache/$key_mbs2/warm.json")"
 
 # Same recipe, then another learning rate: precompile skipped, the train job alone (held here).

@@ -92,6 +92,17 @@ std::string describe(const KeyUse& use) {
   return "";
 }
 
+std::string describe_now(const ChainCache& cache, const std::optional<WarmRecord>& warm) {
+  const auto role = cache.use.precompile;
+  if (warm && warm->chain == cache.use.chain_id &&
+      (role == PrecompileRole::compiles || role == PrecompileRole::waits))
+    return fmt::format("precompile compiled the key: cache warm since {}", warm->since);
+  if (warm && role == PrecompileRole::waits && warm->chain == cache.use.waits_for_chain)
+    return fmt::format("precompile skipped: chain {} compiled the key: cache warm since {}", warm->chain,
+                       warm->since);
+  return describe(cache.use);
+}
+
 Result<void> write_chain_cache(const std::filesystem::path& run_dir, const ChainCache& cache) {
   auto j = to_json(cache.use);
   j["key"] = cache.key;

@@ -92,6 +92,20 @@ TEST_CASE("precompile_decision: what status says, and the run directory's record
         "precompile not run; train waits for chain 20261124-100000-000-0000abcd (job 12), which compiles the "
         "same key");
 
+  // Once the key is warm, status says who compiled it.
+  const WarmRecord by_other{"0123456789abcdef", "20261124-100000-000-0000abcd", "12", "2026-11-24T10:09:00Z",
+                            "n1"};
+  const WarmRecord by_self{"0123456789abcdef", "20261124-110000-000-0000abcd", "14", "2026-11-24T10:20:00Z",
+                           "n2"};
+  const ChainCache waited{"0123456789abcdef", "/fsx/cache", waits};
+  CHECK(describe_now(waited, std::nullopt) == describe(waits));
+  CHECK(describe_now(waited, by_other) ==
+        "precompile skipped: chain 20261124-100000-000-0000abcd compiled the key: cache warm since "
+        "2026-11-24T10:09:00Z");
+  CHECK(describe_now(waited, by_self) ==
+        "precompile compiled the key: cache warm since 2026-11-24T10:20:00Z");
+  CHECK(describe_now(ChainCache{"0123456789abcdef", "/fsx/cache", skipped}, by_self) == describe(skipped));
+
   test::ScratchDir dir;
   CHECK_FALSE(read_chain_cache(dir.path()));
   REQUIRE(write_chain_cache(dir.path(), ChainCache{"0123456789abcdef", "/fsx/cache", skipped}));

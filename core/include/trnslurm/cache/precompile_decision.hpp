@@ -52,6 +52,10 @@ struct ChainCache {
   std::string cache_dir;
   KeyUse use;
 };
+// What `status` says: once the key's marker exists, who compiled it, for a chain that compiled or
+// waited (its submit-time line would still say "waits" after the other chain's compile ended);
+// else describe(use).
+std::string describe_now(const ChainCache& cache, const std::optional<WarmRecord>& warm);
 Result<void> write_chain_cache(const std::filesystem::path& run_dir, const ChainCache& cache);
 // nullopt when the chain kept no compile cache (or the file is unreadable: status goes on without).
 std::optional<ChainCache> read_chain_cache(const std::filesystem::path& run_dir);
