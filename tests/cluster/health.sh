@@ -74,6 +74,11 @@ expect_contains "status reports the exclusion" "train excluded n1 (job" "$out"
 expect_contains "status gives the reason" \
   "n1: errors: neuron device 5: 3 uncorrectable SRAM errors (sram_ecc_uncorrected)" "$out"
 expect_contains "the restart says why" "a node failed the pre-flight health checks" "$out"
+capture "$trn" status --json "$chain"
+expect_eq "status --json: the exclusion's nodes and reason" \
+  "['n1'] n1: errors: neuron device 5: 3 uncorrectable SRAM errors (sram_ecc_uncorrected)" \
+  "$(json '" ".join(str(x) for e in j["restarts"] if e["event"] == "exclude" for x in (e["nodes"], e["why"]))')"
+capture "$trn" status "$chain"
 train_job=$(sed -n 's/^ *train  *\([0-9][0-9]*\) .*/\1/p' <<<"$out")
 # The cluster's job completion log (jobcomp/filetxt) has a line for each run of the job.
 ran_on=$(grep "^JobId=$train_job .* Name=trn-$chain-train " "$TRNSLURM_CLUSTER_DIR/log/jobcomp.txt" |
