@@ -1,4 +1,5 @@
-// `trnslurm health-node` (hidden): one node's pre-flight checks as one JSON line on stdout, run
+// `trnslurm health-node` (hidden): one node's pre-flight checks as a report on stdout
+// (health::to_report_lines), run
 // on every node by `doctor --cluster` and the train stage's pre-flight (docs/health.md). Exits 0
 // whenever it could report: the verdict is the reader's.
 #include <fmt/format.h>
@@ -43,17 +44,19 @@ int run(const Options& o) {
     report.findings.push_back({"instances", health::Status::fail, to_string(findings.error())});
   else
     report.findings.insert(report.findings.end(), findings->begin(), findings->end());
-  fmt::print("{}\n", health::to_json_line(report));
+  const auto sender = fmt::format("{}/{}", report.node, ::getpid());
+  fmt::print("{}", health::to_report_lines(report, sender));
   std::fflush(stdout);
   if (std::ranges::find(in->checks, "collective") == in->checks.end()) return exit_ok;
   // The collective across the step's nodes (rank 0 prints a line for every node). On the CPU
   // backend, gloo; a Neuron node's nccom-test is not run yet (docs/health.md).
   if (!read_topology(in->root).devices.empty()) {
     if (const char* rank = std::getenv("SLURM_PROCID"); rank && std::string_view(rank) == "0")
-      fmt::print("{}\n", health::to_json_line({report.node,
+      fmt::print("{}", health::to_report_lines({report.node,
                                                 {{"collective", health::Status::warn,
                                                   "nccom-test across the nodes is not run by this version"}},
-                                                report.job_nodes}));
+                                                report.job_nodes},
+                                               sender + "/collective"));
     return exit_ok;
   }
   const auto script = (backend_dir() / "health_collective.py").string();
@@ -67,7 +70,7 @@ int run(const Options& o) {
 Command add_health_node(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* sub =
-      app.add_subcommand("health-node", "One node's pre-flight checks as a JSON line (for doctor --cluster)");
+      app.add_subcommand("health-node", "One node's pre-flight checks as a report (for doctor --cluster)");
   sub->group("");  // hidden: run by trnslurm itself on the compute nodes
   sub->add_option("--node-name", opts->node_name, "This node's name, for %n in plugstack paths");
   add_node_health_options(*sub, opts->health);

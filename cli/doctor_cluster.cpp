@@ -59,19 +59,10 @@ Result<std::vector<health::NodeRow>> check_cluster(const ClusterDoctorOptions& o
     return fail(fmt::format("'{}' is not a Slurm node list", *o.nodelist), "--nodelist", "e.g. n[1-4],n7");
   const auto ran = run_process(srun_argv(o));
   if (!ran) return std::unexpected(ran.error());
-  std::vector<health::NodeReport> reports;
+  const auto reports = health::read_node_reports(ran->out);
   std::string job_nodes;
-  std::size_t start = 0;
-  const auto& out = ran->out;
-  while (start < out.size()) {
-    auto end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    if (auto r = health::parse_node_report(std::string_view(out).substr(start, end - start))) {
-      if (job_nodes.empty()) job_nodes = r->job_nodes;
-      reports.push_back(std::move(*r));
-    }
-    start = end + 1;
-  }
+  for (const auto& r : reports)
+    if (job_nodes.empty()) job_nodes = r.job_nodes;
   const auto first_err = ran->err.substr(0, ran->err.find('\n'));
   if (reports.empty())
     return fail(fmt::format("no node answered (srun exited {})", ran->exit_code), "pre-flight",

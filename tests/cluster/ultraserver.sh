@@ -24,7 +24,7 @@ expect_contains "the reason names the site's type" "default for trnx.12xlarge (s
 
 # Edited in place, honoured by the next step: no rebuild, no restart.
 sed -i 's/^lnc = \[1, 2\]/lnc = [2]/; s/^lnc_default = 1/lnc_default = 2/' "$work/site.toml"
-out=$(srun -N 2 --ntasks-per-node=2 bash -c 'echo "$SLURMD_NODENAME $NEURON_LOGICAL_NC_CONFIG $NEURON_RT_VISIBLE_CORES"' | sort)
+out=$(srun -N 2 -w n1,n2 --ntasks-per-node=2 bash -c 'echo "$SLURMD_NODENAME $NEURON_LOGICAL_NC_CONFIG $NEURON_RT_VISIBLE_CORES"' | sort)
 expect_eq "LNC 2 from the edited file, cores per task" "n1 2 0-7
 n1 2 8-15
 n2 2 0-7

@@ -3,6 +3,8 @@
 set -euo pipefail
 : "${TRNSLURM_BUILD_DIR:?run through ctest}"
 work=$(mktemp -d)
+# The cluster's slurmctld runs as the slurm account (scripts/dev-cluster), which must enter it.
+chmod 711 "$work"
 cluster=$work/cluster
 checks=0
 cleanup() {
@@ -53,7 +55,7 @@ check "bash completion installed and completing from the installed binary" bash 
 
 # A cluster from the installed files only: the installed dev-cluster, plugin and trnslurm.
 /usr/share/trnslurm/scripts/dev-cluster up --dir "$cluster" --port-base "${TRNSLURM_PORT_BASE:-19817}" \
-  --plugin "$plugin_dir" >/dev/null 2>&1
+  --plugin "$plugin_dir" >"$work/up.log" 2>&1 || fail "the installed dev-cluster did not come up: $(cat "$work/up.log")"
 eval "$(/usr/share/trnslurm/scripts/dev-cluster env --dir "$cluster")"
 out=$(srun -N 2 bash -c 'echo "$(hostname) ${TRNSLURM_NODE_RANK-unset}"' | sort)
 checks=$((checks + 1))

@@ -2,7 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
 
 namespace trnslurm::health {
 
@@ -31,6 +36,70 @@ Result<NodeReport> parse_node_report(std::string_view line) {
     out.findings.push_back({f.value("check", std::string()), *status, f.value("detail", std::string())});
   }
   return out;
+}
+
+namespace {
+
+constexpr std::string_view report_prefix = "trnslurm-report ";
+constexpr std::size_t part_bytes = 768;  // with its prefix, well under Slurm's 1024-byte messages
+
+std::optional<std::size_t> number(std::string_view s) {
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// The first word of `s` and the rest after one space; nullopt when there is no space.
+std::optional<std::pair<std::string_view, std::string_view>> word(std::string_view s) {
+  const auto space = s.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  return std::pair{s.substr(0, space), s.substr(space + 1)};
+}
+
+}  // namespace
+
+std::string to_report_lines(const NodeReport& report, std::string_view sender) {
+  const auto json = to_json_line(report);
+  const std::size_t parts = std::max<std::size_t>(1, (json.size() + part_bytes - 1) / part_bytes);
+  std::string out;
+  for (std::size_t i = 0; i < parts; ++i)
+    out += fmt::format("{}{} {} {} {}\n", report_prefix, sender, i + 1, parts,
+                       std::string_view(json).substr(i * part_bytes, part_bytes));
+  return out;
+}
+
+std::vector<NodeReport> read_node_reports(std::string_view output) {
+  std::vector<NodeReport> reports;
+  std::map<std::string, std::vector<std::optional<std::string>>, std::less<>> pending;
+  const auto take = [&](std::string_view line) {
+    if (!line.starts_with(report_prefix)) {
+      if (auto r = parse_node_report(line)) reports.push_back(std::move(*r));
+      return;
+    }
+    const auto sender = word(line.substr(report_prefix.size()));
+    const auto index = sender ? word(sender->second) : std::nullopt;
+    const auto count = index ? word(index->second) : std::nullopt;
+    const auto i = index ? number(index->first) : std::nullopt;
+    const auto n = count ? number(count->first) : std::nullopt;
+    if (!i || !n || *i == 0 || *i > *n || *n > 4096) return;
+    auto& parts = pending.try_emplace(std::string(sender->first), *n).first->second;
+    if (parts.size() != *n) return;
+    parts[*i - 1] = std::string(count->second);
+    if (std::ranges::any_of(parts, [](const auto& p) { return !p; })) return;
+    std::string json;
+    for (const auto& p : parts) json += *p;
+    pending.erase(std::string(sender->first));
+    if (auto r = parse_node_report(json)) reports.push_back(std::move(*r));
+  };
+  std::size_t start = 0;
+  while (start < output.size()) {
+    auto end = output.find('\n', start);
+    if (end == std::string_view::npos) end = output.size();
+    take(output.substr(start, end - start));
+    start = end + 1;
+  }
+  return reports;
 }
 
 std::vector<NodeRow> node_rows(const std::vector<std::string>& expected,

@@ -21,6 +21,7 @@ import json
 import os
 import shlex
 import shutil
+import socket
 from pathlib import Path
 
 DEFAULT_URL = "/var/tmp/neuron-compile-cache"
@@ -83,7 +84,8 @@ def entry_dir(graph: dict, env=os.environ) -> Path:
 
 
 def _write(path: Path, data: bytes):
-    tmp = path.with_name(path.name + ".tmp")
+    # Every rank of every node compiles into the one shared cache: a temporary name of its own each.
+    tmp = path.with_name(f"{path.name}.tmp.{socket.gethostname()}.{os.getpid()}")
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
@@ -113,8 +115,7 @@ def compile_entry(d: Path, retry_failed: bool = False) -> str:
     except (OSError, ValueError) as e:
         _write(d / "model.log", f"compilation failed: {d / 'model.hlo_module.pb'}: {e}\n".encode())
         return "failed"
-    if (d / "model.log").is_file():
-        (d / "model.log").unlink()
+    (d / "model.log").unlink(missing_ok=True)
     _write(d / "model.neff", hashlib.sha256(json.dumps(graph, sort_keys=True).encode()).digest())
     _write(d / "model.done", b"")
     return "done"

@@ -26,6 +26,17 @@ std::string to_json_line(const NodeReport& report);
 // The line back; an error for anything else (a line of other output is not a report).
 Result<NodeReport> parse_node_report(std::string_view line);
 
+// Slurm forwards a task's output to srun in messages of at most 1024 bytes, and srun writes the
+// messages of several tasks as they come: a longer line from one node is cut by another's. So a
+// node sends its report as numbered lines well under that size ("trnslurm-report SENDER I N
+// PART"; SENDER tells apart the reports of one node's processes), each newline-terminated.
+std::string to_report_lines(const NodeReport& report, std::string_view sender);
+
+// Every report in a step's output, in the order they were completed: the numbered parts put back
+// together, and whole JSON lines (a report short enough to go as one line). A report with a part
+// missing, and every other line, are left out.
+std::vector<NodeReport> read_node_reports(std::string_view output);
+
 struct NodeRow {
   std::string node;
   Status status = Status::ok;
