@@ -107,6 +107,7 @@ int list(const Options& o, const CacheLocation& loc) {
   for (const auto& e : *entries) {
     const auto live = live_chains(e.uses, *rows);
     std::vector<std::string> chains;
+    chains.reserve(e.uses.size());
     for (const auto& u : e.uses)
       chains.push_back(std::ranges::find(live, u.chain_id) != live.end() ? u.chain_id + " (live)"
                                                                          : u.chain_id);

@@ -46,7 +46,7 @@ int run(const Options& o) {
     report.findings.insert(report.findings.end(), findings->begin(), findings->end());
   const auto sender = fmt::format("{}/{}", report.node, ::getpid());
   fmt::print("{}", health::to_report_lines(report, sender));
-  std::fflush(stdout);
+  (void)std::fflush(stdout);
   if (std::ranges::find(in->checks, "collective") == in->checks.end()) return exit_ok;
   // The collective across the step's nodes (rank 0 prints a line for every node). On the CPU
   // backend, gloo; a Neuron node's nccom-test is not run yet (docs/health.md).

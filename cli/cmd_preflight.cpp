@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <utility>
 
 #include "commands.hpp"
 #include "doctor_cluster.hpp"
@@ -26,7 +27,7 @@ constexpr int exit_excluded = 3;  // the wrapper waits for the requeue
 
 std::string env_or(const char* name, std::string fallback = {}) {
   const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
+  return v && *v ? std::string(v) : std::move(fallback);
 }
 
 // The job's ExcNodeList as `scontrol show job -o` prints it ("" for none).
@@ -90,7 +91,7 @@ int run() {
   for (const auto& n : failed) list += (list.empty() ? "" : ",") + n;
   // The requeue ends every process of the job with SIGTERM; this one keeps going long enough to
   // set the excluded nodes, which Slurm accepts only once the job is pending again.
-  std::signal(SIGTERM, SIG_IGN);
+  (void)std::signal(SIGTERM, SIG_IGN);
   const auto requeued = run_process({"scontrol", "requeue", job});
   if (!requeued || requeued->exit_code != 0) {
     print_error(

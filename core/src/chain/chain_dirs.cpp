@@ -42,7 +42,7 @@ bool is_local_dir(std::string_view dir) {
 }
 
 std::optional<DirOwner> read_dir_owner(const fs::path& dir) {
-  const auto text = read_file(dir / owner_file_name, 64 * 1024);
+  const auto text = read_file(dir / owner_file_name, std::size_t{64} * 1024);
   if (!text) return std::nullopt;
   try {
     const auto j = nlohmann::json::parse(*text);

@@ -79,8 +79,9 @@ Result<void> record_use(const CacheLocation& loc, const CompileKey& key, const K
 // The key's records, oldest chain first; records that do not parse are left out.
 std::vector<KeyUse> read_uses(const CacheLocation& loc, std::string_view key);
 
-// What `cache list` shows of one key.
-struct KeyEntry {
+// What `cache list` shows of one key. (clang-tidy 16 cannot see that the implicit members of a
+// struct holding an nlohmann::json do not throw.)
+struct KeyEntry {  // NOLINT(bugprone-exception-escape)
   std::string key;
   nlohmann::json inputs;  // key.json's inputs; null when missing
   std::optional<WarmRecord> warm;
