@@ -56,6 +56,7 @@ const InstanceSource* InstanceTable::source(std::string_view id) const {
 
 std::vector<std::string> InstanceTable::names() const {
   std::vector<std::string> out;
+  out.reserve(types_.size());
   for (const auto& t : types_) out.push_back(t.name);
   return out;
 }
@@ -170,7 +171,8 @@ std::uint64_t memory_per_core_bytes(const InstanceType& instance, std::uint32_t 
   const double node_bytes = *instance.hbm_gib_per_device.value *
                             static_cast<double>(*instance.devices.value) *
                             static_cast<double>(std::uint64_t{1} << 30);
-  return static_cast<std::uint64_t>(node_bytes / static_cast<double>(physical / lnc));
+  const auto logical_cores = physical / lnc;  // whole logical cores: lnc divides the physical ones
+  return static_cast<std::uint64_t>(node_bytes / static_cast<double>(logical_cores));
 }
 
 const FigureInfo* figure_info(const InstanceType& type, std::string_view key) {

@@ -128,7 +128,7 @@ Result<std::uint64_t> tail_start(const std::filesystem::path& path, std::uint64_
   if (size <= bytes) return 0;
   // The line that was cut at the start of the window is not read: start after its newline.
   std::uint64_t at = size - bytes;
-  std::vector<char> buf(64 * 1024);
+  std::vector<char> buf(std::size_t{64} * 1024);
   while (at < size) {
     auto got = read_at(fd.get(), buf.data(), std::min<std::uint64_t>(buf.size(), size - at), at - 1, path);
     if (!got) return std::unexpected(got.error());
