@@ -297,11 +297,11 @@ Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset) {
   else if (recipe.checkpoint.every > 0 && p.total_steps % recipe.checkpoint.every != 0)
     // NxD's example trainers save only at multiples of --checkpoint_freq, never at the end
     // (release 2.29: tp_zero1_llama_hf_pretrain.py and run_llama_nxd.py).
-    p.warnings.push_back(fmt::format(
-        "checkpoint.every = {} does not divide the {} total steps: the trainer saves at its "
-        "multiples only, so the last {} steps are never saved and convert_back exports step {}",
-        recipe.checkpoint.every, p.total_steps, p.total_steps % recipe.checkpoint.every,
-        p.total_steps - p.total_steps % recipe.checkpoint.every));
+    p.warnings.push_back(
+        fmt::format("checkpoint.every = {} does not divide the {} total steps: the trainer saves at its "
+                    "multiples only, so the last {} steps are never saved and convert_back exports step {}",
+                    recipe.checkpoint.every, p.total_steps, p.total_steps % recipe.checkpoint.every,
+                    p.total_steps - p.total_steps % recipe.checkpoint.every));
 
   // What the figures used here rest on: a definition that replaces another, a figure no public
   // source confirms.

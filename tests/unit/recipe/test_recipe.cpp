@@ -350,8 +350,7 @@ TEST_CASE("recipe: the text as written is kept beside the resolved text") {
   CHECK(r->text != written);
 }
 
-TEST_CASE(
-    "recipe: the compile cache defaults to a per-model directory beside the recipe, never a URL") {
+TEST_CASE("recipe: the compile cache defaults to a per-model directory beside the recipe, never a URL") {
   const auto* tiny = find_bundled_recipe("tiny-cpu");
   REQUIRE(tiny != nullptr);
   auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"model.name", "llama/3 8b", ""}});
