@@ -15,6 +15,8 @@
 #include <cstring>
 #include <memory>
 
+#include "trnslurm/util/child.hpp"
+
 namespace trnslurm {
 
 namespace {
@@ -108,23 +110,16 @@ Result<EfaProbe> probe_efa_in_child(const fs::path& dir, std::chrono::millisecon
     }
     _exit(code);
   }
-  // Polled rather than waited for with a timer: no signal handler of the caller's is touched.
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  pid_t done = 0;
-  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-    usleep(20'000);
-  if (done == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+  const auto waited = wait_bounded(pid, limit);
+  if (waited && !*waited)
     return save(
         {EfaState::unknown, fmt::format("the probe did not finish within {} ms: killed", limit.count())});
-  }
-  if (done < 0) {
+  if (!waited) {
     // ECHILD: the caller reaps its children itself; the file tells what the child did.
     if (auto answer = read_efa_state(dir)) return answer;
     return save({EfaState::unknown, "the probe process left no answer"});
   }
+  const int status = **waited;
   if (WIFSIGNALED(status))
     return save({EfaState::unknown, fmt::format("the probe process died of signal {} ({})", WTERMSIG(status),
                                                 strsignal(WTERMSIG(status)))});
