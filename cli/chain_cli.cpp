@@ -155,8 +155,10 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
       out +=
           fmt::format("  train excluded {} (job {}, {:%Y-%m-%d %H:%M:%S} UTC): {}\n", fmt::join(e.nodes, ","),
                       e.job, fmt::gmtime(static_cast<std::time_t>(e.time)), printable(e.why));
+      if (!e.drain.empty()) out += fmt::format("    {}\n", printable(e.drain));
     } else if (e.event == "gave-up") {
       gave_up = &e;
+      if (!e.drain.empty()) out += fmt::format("  train gave up; {}\n", printable(e.drain));
     }
   }
   if (chain.leftovers && !(chain.leftovers->cancelled.empty() && chain.leftovers->remaining.empty())) {

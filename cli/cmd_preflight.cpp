@@ -1,8 +1,10 @@
 // `trnslurm preflight` (hidden): the train stage's pre-flight, run by its wrapper in the batch
 // script at every start (docs/health.md). Checks every node of the job in one step; when nodes
 // fail, records the exclusion in the restarts log, requeues the job and adds the nodes to its
-// excluded nodes (Slurm accepts ExcNodeList only once the job is pending again), drains them when
-// the recipe asks, and exits 3; exits 1 when max_exclusions is used up, 0 when every node passes.
+// excluded nodes (Slurm accepts ExcNodeList only once the job is pending again), and exits 3;
+// exits 1 when max_exclusions is used up, 0 when every node passes. Its srun is marked
+// --trn-preflight so that the plugin, as root, drains a broken node where the site allows it
+// (health/drain.hpp); this side only reports what Slurm then shows.
 #include <fmt/format.h>
 
 #include <csignal>
@@ -15,8 +17,10 @@
 #include "doctor_cluster.hpp"
 #include "output.hpp"
 #include "process.hpp"
+#include "site_config.hpp"
 #include "trnslurm/chain/preflight.hpp"
 #include "trnslurm/chain/restarts.hpp"
+#include "trnslurm/health/drain.hpp"
 #include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm::cli {
@@ -40,6 +44,25 @@ std::string excluded_now(const std::string& job) {
   return value == "(null)" ? std::string() : value;
 }
 
+// The plugin's --trn-preflight for the pre-flight's srun, as srun reads a SPANK option from its
+// environment (spank(7)): a cluster without the plugin ignores it, where the flag would fail.
+constexpr const char* preflight_mark = "SLURM_SPANK__SLURM_SPANK_OPTION_trnslurm_trn_preflight";
+
+// What the job can tell of the failing nodes' draining once the pre-flight step has ended (the
+// plugin drains before the step's tasks are reported ended).
+std::string drain_report(bool recipe_allows, const std::vector<std::string>& failed) {
+  std::optional<bool> site_allows;
+  if (const auto cfg = load_site_config(std::nullopt); cfg.plugstack_found)
+    site_allows =
+        cfg.line && cfg.site ? std::optional<bool>(cfg.site->preflight_drain) : std::optional<bool>(false);
+  std::vector<std::string> drained;
+  for (const auto& node : failed) {
+    const auto shown = run_process({"scontrol", "show", "node", "-o", node});
+    if (shown && shown->exit_code == 0 && health::drained_by_trnslurm(shown->out)) drained.push_back(node);
+  }
+  return health::drain_note(recipe_allows, site_allows, failed, drained);
+}
+
 int run() {
   const auto run_dir = env_or("TRNSLURM_RUN_DIR");
   const auto job = env_or("SLURM_JOB_ID");
@@ -54,6 +77,9 @@ int run() {
   if (const auto dir = env_or("TRNSLURM_CHECKPOINT_DIR"); !dir.empty()) o.health.checkpoint_dir = dir;
   o.health.checkpoint_bytes =
       parse_number<std::uint64_t>(env_or("TRNSLURM_CHECKPOINT_BYTES", "0")).value_or(0);
+  // A recipe may opt out of draining (never opt in: that is the site's plugstack.conf).
+  const bool recipe_drain = env_or("TRNSLURM_PREFLIGHT_DRAIN", "1") != "0";
+  if (recipe_drain) (void)setenv(preflight_mark, "", 1);
   const auto rows = check_cluster(o);
   if (!rows) {
     print_error(rows.error());
@@ -69,17 +95,11 @@ int run() {
   event->restart = parse_number<std::uint32_t>(env_or("SLURM_RESTART_COUNT", "0")).value_or(0);
   event->job = parse_number<std::uint64_t>(job).value_or(0);
   event->time = static_cast<std::int64_t>(std::time(nullptr));
+  event->drain = drain_report(recipe_drain, event->nodes);
   std::ofstream(restarts_path(run_dir), std::ios::app) << to_json(*event).dump() << '\n';
   const auto& failed = event->nodes;
   const auto& why = event->why;
-  // A failing node is drained whether the job goes on without it or gives up.
-  if (env_or("TRNSLURM_PREFLIGHT_DRAIN") == "1")
-    for (const auto& node : failed) {
-      const auto drained = run_process({"scontrol", "update", "NodeName=" + node, "State=DRAIN",
-                                        "Reason=trnslurm pre-flight: " + why.substr(0, 200)});
-      if (!drained || drained->exit_code != 0)
-        print_warning(fmt::format("could not drain {} (draining needs Slurm operator rights)", node));
-    }
+  fmt::print(stderr, "trnslurm: pre-flight: {}\n", event->drain);
   if (event->event == "gave-up") {
     fmt::print(stderr, "trnslurm: pre-flight failed: {}; max_exclusions = {} used up: giving up\n", why,
                event->max_exclusions.value_or(0));

@@ -15,7 +15,7 @@ namespace {
 int on_option(int val, const char* optarg, int remote);
 
 // `val` is the option's index here, so one callback serves all.
-std::array<spank_option, 6> options{{
+std::array<spank_option, 7> options{{
     {const_cast<char*>("trn-env"), const_cast<char*>("on|off"),
      const_cast<char*>("trnslurm: set the Neuron/EFA environment of each task (default on)"), 1, 0,
      on_option},
@@ -35,6 +35,10 @@ std::array<spank_option, 6> options{{
      2, 4, on_option},
     {const_cast<char*>("trn-verbose"), nullptr,
      const_cast<char*>("trnslurm: print each task's variables and why to its stderr"), 0, 5, on_option},
+    {const_cast<char*>("trn-preflight"), nullptr,
+     const_cast<char*>("trnslurm: a pre-flight step: at its end the plugin re-checks the node as root and "
+                       "drains it if broken, where plugstack.conf allows (preflight_drain=yes)"),
+     0, 6, on_option},
 }};
 
 int on_option(int val, const char* optarg, int remote) {

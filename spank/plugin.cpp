@@ -1,7 +1,8 @@
 // The exported SPANK hooks, and nothing else: each one is a guarded dispatch on the context into
-// options.cpp (local/allocator/remote option handling), slurmd.cpp (the once-per-node EFA probe)
-// and remote.cpp (slurmstepd: user_init prepares the node, task_init sets each task's
-// environment). Every decision is made by the core (trnslurm/node/task_env.hpp).
+// options.cpp (local/allocator/remote option handling), slurmd.cpp (the once-per-node EFA probe),
+// remote.cpp (slurmstepd: user_init prepares the node, task_init sets each task's environment)
+// and drain.cpp (slurmstepd, as root: the end of a pre-flight step). Every decision is made by
+// the core (trnslurm/node/task_env.hpp, trnslurm/health/drain.hpp).
 //
 // Where a failure lands matters (docs/plugin.md, "Failure"): plugstack and option errors refuse
 // the submission in the local/allocator context; in the remote context init, init_post_opt and
@@ -68,6 +69,12 @@ TRNSLURM_EXPORT int slurm_spank_user_init(spank_t sp, int, char**) {
 
 TRNSLURM_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
   return ts::guarded("task_init", -1, [&] { return ts::remote_task_init(sp); });
+}
+
+TRNSLURM_EXPORT int slurm_spank_task_exit(spank_t sp, int, char**) {
+  // Never fails: Slurm only logs it. The drain of a broken node happens here (drain.cpp).
+  if (spank_context() != S_CTX_REMOTE) return 0;
+  return ts::guarded("task_exit", 0, [&] { return ts::remote_task_exit(sp); });
 }
 
 }  // extern "C"

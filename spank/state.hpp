@@ -27,6 +27,8 @@ struct State {
   // freshly forked child where every page first touched costs a fault, so it only looks up and
   // sets (docs/plugin.md, "Hardening and cost").
   std::vector<std::vector<EnvVar>> task_vars;
+  // The root re-check of a --trn-preflight step runs once, at its first task's end.
+  bool drain_checked = false;
 };
 
 State& state();
@@ -55,5 +57,6 @@ int register_options(spank_t sp, spank_context_t ctx);
 int slurmd_init();
 int remote_user_init(spank_t sp);
 int remote_task_init(spank_t sp);
+int remote_task_exit(spank_t sp);
 
 }  // namespace trnslurm::spank

@@ -1,7 +1,8 @@
 # Pre-flight health on a cluster of its own (docs/health.md): three nodes, each its own fake
 # Neuron tree ($work/trees/%n, links to tests/fixtures/neuron: n1 a trn1, n2 a trn1n, n3 a trn1
 # whose device 5 counted uncorrectable SRAM errors). `doctor --cluster` names n3 and only n3.
-# The checks read the tree when they run, so the train stage's test re-points the links.
+# The checks read the tree when they run, so the train stage's test re-points the links. The site
+# lets the plugin drain a node its pre-flight finds broken (plugstack.conf preflight_drain=yes).
 # The libfabric and nofile checks read this machine, not the tree (no EFA provider here, and the
 # machine's open-files limit), so the tests name the checks that read the trees.
 : "${TRNSLURM_SOURCE_DIR:?run through ctest}" "${TRNSLURM_BIN:?}" "${TRNSLURM_CLUSTER_DIR:?}"
@@ -18,7 +19,7 @@ tree n1 trn1
 tree n2 trn1n
 tree n3 trn1-ecc
 "$dc" up --nodes 3 --plugstack-args \
-  "root=$work/trees/%n state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm cache=$work/cache"
+  "root=$work/trees/%n state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm cache=$work/cache preflight_drain=yes"
 eval "$("$dc" env)"
 
 # Every node, one job: n3 FAILs with its counter, the others pass; exit 1.
@@ -50,7 +51,8 @@ rc=$?
 set -e
 expect_eq "bad --checks exit" 2 "$rc"
 expect_contains "bad --checks message" "unknown check 'topolgy' (did you mean 'topology'?)" "$msg"
-# Every node back in service once the jobs have completed (no node drained by a check).
+# Every node back in service once the jobs have completed: doctor --cluster's step is no
+# pre-flight, so the plugin drains nothing, though n3 is broken and the site allows draining.
 states() { sinfo -h -N -o %t | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 for _ in $(seq 50); do [ "$(states)" != idle ] || break; sleep 0.2; done
 expect_eq "node states after doctor --cluster" "idle" "$(states)"
@@ -59,12 +61,13 @@ expect_eq "node states after doctor --cluster" "idle" "$(states)"
 # (chain_lib.sh). A chain whose train asks for two of the three nodes, n1 now the broken one (n1
 # the trn1 with SRAM errors, n2 a trn1n, n3 a trn1). Slurm gives train n1 and n2 first; the
 # pre-flight excludes n1, the job requeues itself and trains on n2 and n3. Its requeue is not one
-# of max_restarts (0 here). The user may not drain a node: preflight_drain only warns.
+# of max_restarts (0 here). The user may not drain a node, but the plugin, as root at the end of
+# the pre-flight's step, re-checks n1 and drains it; n2 and n3 pass its re-check and stay.
 tree n1 trn1-ecc
 tree n3 trn1
 source "$TRNSLURM_SOURCE_DIR/tests/integration/chain_lib.sh"  # in $work, the chain test recipe
 capture "$trn" submit --samples 1000 --set stages.train.preflight=true \
-  --set "stages.train.preflight_checks=$tree_checks" --set stages.train.preflight_drain=true \
+  --set "stages.train.preflight_checks=$tree_checks" \
   --set stages.train.max_restarts=0 --set stages.train.max_exclusions=1
 chain=$(chain_of "$out")
 [ -n "$chain" ] || fail "no chain id in: $out"
@@ -93,17 +96,23 @@ import json, sys
 for line in sys.stdin:
     e = json.loads(line)
     print(e["event"], e["cause"], e.get("nodes", []))' <"${run_dir}logs/train-restarts.jsonl")"
-expect_contains "the user could not drain n1: said" \
-  "could not drain n1 (draining needs Slurm operator rights)" "$(cat "${run_dir}logs/train-$train_job.out")"
-expect_eq "n1 not drained" idle "$(sinfo -h -n n1 -o %t)"
+expect_contains "the train log says n1 was drained" "trnslurm: pre-flight: drained n1" \
+  "$(cat "${run_dir}logs/train-$train_job.out")"
+expect_contains "status says n1 was drained" "    drained n1" "$("$trn" status "$chain")"
+expect_eq "n1 drained by the plugin with the reason" \
+  "drain trnslurm: errors: neuron device 5: 3 uncorrectable SRAM errors (sram_ecc_uncorrected)" \
+  "$(sinfo -h -n n1 -o '%t %E')"
+expect_eq "the healthy nodes not drained" "idle" "$(sinfo -h -n n2,n3 -o %t | sort -u)"
+scontrol update NodeName=n1 State=RESUME
+for _ in $(seq 50); do [ "$(sinfo -h -n n1 -o %t)" != idle ] || break; sleep 0.2; done
+expect_eq "n1 back in service" idle "$(sinfo -h -n n1 -o %t)"
 
 # Past max_exclusions the train stage gives up, and status says on which node and why: a chain of
-# the train stage alone, n1 still broken and first in line, submitted by root (a Slurm operator),
-# so preflight_drain drains n1 with the reason.
-trn=$TRNSLURM_BIN
+# the train stage alone, n1 still broken and first in line, whose recipe opts out of draining
+# (preflight_drain = false): n1 stays in service.
 capture "$trn" submit --samples 1000 --set stages.train.preflight=true \
   --set "stages.train.preflight_checks=$tree_checks" --set stages.train.max_exclusions=0 \
-  --set stages.train.preflight_drain=true --set stages.convert.enabled=false \
+  --set stages.train.preflight_drain=false --set stages.convert.enabled=false \
   --set stages.precompile.enabled=false --set stages.convert_back.enabled=false
 chain=$(chain_of "$out")
 [ -n "$chain" ] || fail "no chain id in: $out"
@@ -111,11 +120,9 @@ expect_eq "the chain fails past max_exclusions" 1 "$(wait_chain "$chain" 60)"
 capture "$trn" status "$chain"
 expect_contains "status says why it gave up" \
   "train gave up: n1 failed the pre-flight with max_exclusions = 0 used up: n1: errors: neuron device 5" "$out"
-expect_contains "n1 drained with the reason" \
-  "Reason=trnslurm pre-flight: n1: errors: neuron device 5" "$(scontrol show node n1)"
-scontrol update NodeName=n1 State=RESUME
-for _ in $(seq 50); do [ "$(sinfo -h -n n1 -o %t)" != idle ] || break; sleep 0.2; done
-expect_eq "n1 back in service" idle "$(sinfo -h -n n1 -o %t)"
+expect_contains "status says the recipe opted out" \
+  "train gave up; not drained: the recipe sets preflight_drain = false" "$out"
+expect_eq "n1 not drained" "" "$(scontrol show node -o n1 | grep -o 'State=[^ ]*DRAIN[^ ]*' || true)"
 
 # The collective on the CPU backend (nodes without Neuron devices: this machine's own tree): a
 # gloo all_reduce and a ring of links; n3 answers slowly (the stand-in's knob) and is named.

@@ -40,6 +40,7 @@ std::vector<RestartEvent> parse_restarts(std::string_view jsonl) {
       for (const auto& n : j["nodes"])
         if (n.is_string()) e.nodes.push_back(n.get<std::string>());
     if (j.contains("why") && j["why"].is_string()) e.why = j["why"].get<std::string>();
+    if (j.contains("drain") && j["drain"].is_string()) e.drain = j["drain"].get<std::string>();
     out.push_back(std::move(e));
   }
   return out;
@@ -59,6 +60,7 @@ nlohmann::json to_json(const RestartEvent& e) {
   if (e.max_exclusions) j["max_exclusions"] = *e.max_exclusions;
   if (!e.nodes.empty()) j["nodes"] = e.nodes;
   if (!e.why.empty()) j["why"] = e.why;
+  if (!e.drain.empty()) j["drain"] = e.drain;
   return j;
 }
 

@@ -109,6 +109,8 @@ Result<void> apply_option(UserOptions& opts, std::string_view name, std::optiona
     opts.enabled = *r;
   } else if (name == "trn-verbose") {
     opts.verbose = true;
+  } else if (name == "trn-preflight") {
+    opts.preflight = true;
   } else if (name == "trn-cores") {
     auto r = parse_cores(v);
     if (!r) return std::unexpected(r.error());
@@ -171,6 +173,9 @@ Result<SiteSettings> parse_plugstack_args(const std::vector<std::string>& args) 
       if (!r) return bad("give an absolute directory or an s3:// URL");
       d.cache = std::move(*r);
       d.cache_from = "plugstack.conf cache=";
+    } else if (key == "preflight_drain") {
+      if (value != "yes" && value != "no") return bad("use yes or no");
+      site.preflight_drain = value == "yes";
     } else if (key == "cache_mode") {
       if (value == "shared")
         d.cache_mode = CacheMode::shared;
@@ -209,7 +214,7 @@ Result<SiteSettings> parse_plugstack_args(const std::vector<std::string>& args) 
           fmt::format("unknown argument '{}'", key), where,
           "known: root, state_dir, instances, env, cores, efa, cache, cache_mode, master_port, master_addr, "
           "master_net, root_comm_port, lnc, malloc_arena_max, inflight, stochastic_rounding, "
-          "fuse_softmax");
+          "fuse_softmax, preflight_drain");
     }
   }
   return site;

@@ -46,18 +46,18 @@ TEST_CASE("preflight: recipe keys, their defaults, and the train stage only") {
   CHECK_FALSE(train.preflight);
   CHECK(train.preflight_checks.empty());
   CHECK(train.max_exclusions == 2);
-  CHECK_FALSE(train.preflight_drain);
+  CHECK(train.preflight_drain);  // where the site allows it
 
   r = load_recipe(test::fixture("recipes/minimal.toml"),
                   {{"stages.train.preflight", "false", ""},
                    {"stages.train.preflight_checks", "errors,disk", ""},
                    {"stages.train.max_exclusions", "0", ""},
-                   {"stages.train.preflight_drain", "true", ""}});
+                   {"stages.train.preflight_drain", "false", ""}});
   REQUIRE(r);
   CHECK(r->stage("train").preflight == false);
   CHECK(r->stage("train").preflight_checks == "errors,disk");
   CHECK(r->stage("train").max_exclusions == 0);
-  CHECK(r->stage("train").preflight_drain);
+  CHECK_FALSE(r->stage("train").preflight_drain);
 
   r = load_recipe(test::fixture("recipes/minimal.toml"), {{"stages.precompile.preflight", "true", ""}});
   REQUIRE_FALSE(r);
@@ -76,7 +76,7 @@ TEST_CASE("preflight: on by default for a Neuron instance type, off for cpu, swi
   CHECK(p->trnslurm == "/opt/bin/trnslurm");
   CHECK(p->checks.empty());
   CHECK(p->max_exclusions == 2);
-  CHECK_FALSE(p->drain);
+  CHECK(p->drain);
   // One checkpoint of the plan's model: 14 bytes a parameter, about 8e9 of them.
   CHECK(p->checkpoint_bytes > health::checkpoint_bytes(7'000'000'000));
   CHECK(p->checkpoint_bytes < health::checkpoint_bytes(9'000'000'000));
@@ -94,12 +94,12 @@ TEST_CASE("preflight: on by default for a Neuron instance type, off for cpu, swi
   in = inputs("tiny-cpu", {{"stages.train.preflight", "true", ""},
                            {"stages.train.preflight_checks", "disk, errors", ""},
                            {"stages.train.max_exclusions", "1", ""},
-                           {"stages.train.preflight_drain", "true", ""}});
+                           {"stages.train.preflight_drain", "false", ""}});
   REQUIRE(in);
   REQUIRE(train_of(*in).preflight);
   CHECK(train_of(*in).preflight->checks == "disk,errors");
   CHECK(train_of(*in).preflight->max_exclusions == 1);
-  CHECK(train_of(*in).preflight->drain);
+  CHECK_FALSE(train_of(*in).preflight->drain);
 }
 
 TEST_CASE("preflight: an unknown check is refused where the recipe names it") {
@@ -121,13 +121,13 @@ TEST_CASE("preflight: the train script exports its settings for the wrapper, and
   REQUIRE(s);
   CHECK(s->find("TRNSLURM_PREFLIGHT_BIN=") == std::string::npos);
 
-  in.preflight = Preflight{"/opt/bin/trnslurm", "errors,disk", 1, true, 1234};
+  in.preflight = Preflight{"/opt/bin/trnslurm", "errors,disk", 1, false, 1234};
   s = render_job_script(in);
   REQUIRE(s);
   for (const auto* line :
        {"export TRNSLURM_PREFLIGHT_BIN='/opt/bin/trnslurm'\n",
         "export TRNSLURM_PREFLIGHT_CHECKS='errors,disk'\n", "export TRNSLURM_MAX_EXCLUSIONS='1'\n",
-        "export TRNSLURM_PREFLIGHT_DRAIN='1'\n", "export TRNSLURM_CHECKPOINT_BYTES='1234'\n"}) {
+        "export TRNSLURM_PREFLIGHT_DRAIN='0'\n", "export TRNSLURM_CHECKPOINT_BYTES='1234'\n"}) {
     INFO(line);
     CHECK(s->find(line) != std::string::npos);
   }
@@ -180,6 +180,7 @@ TEST_CASE("preflight: its events written as a line of the restarts log read back
   e.time = 1700000000;
   e.nodes = {"n1", "n3"};
   e.why = "n1: errors: \"quoted\"\nnext";
+  e.drain = "drained n1; n3 not drained: why";
   const auto line = to_json(e).dump();
   CHECK(line.find('\n') == std::string::npos);
   const auto back = parse_restarts(line + "\n");
@@ -191,6 +192,7 @@ TEST_CASE("preflight: its events written as a line of the restarts log read back
   CHECK(back[0].time == 1700000000);
   CHECK(back[0].nodes == e.nodes);
   CHECK(back[0].why == e.why);
+  CHECK(back[0].drain == e.drain);
   CHECK_FALSE(back[0].max_exclusions);
   CHECK(describe_cause("preflight") == "a node failed the pre-flight health checks (excluded, requeued)");
 

@@ -60,6 +60,9 @@ TEST_CASE("settings: options applied twice give the same result") {
   CHECK(opts.efa == EfaMode::on);
   CHECK(opts.root_comm_port == std::uint16_t{46820});
   CHECK(opts.verbose == true);
+  CHECK_FALSE(opts.preflight);
+  REQUIRE(apply_option(opts, "trn-preflight", std::nullopt, 46820));
+  CHECK(opts.preflight);
   CHECK_FALSE(apply_option(opts, "trn-cores", "lots", 46820));
 }
 
@@ -68,8 +71,11 @@ TEST_CASE("settings: plugstack arguments are parsed strictly") {
       {"root=/fake/%n", "state_dir=/run/x/%n", "cores=per-task", "efa=off", "cache=/fsx/cache",
        "cache_mode=per-host", "master_port=41000", "root_comm_port=48620", "lnc=1", "malloc_arena_max=128",
        "inflight=5", "stochastic_rounding=0", "fuse_softmax=0", "master_addr=name", "master_net=10.1.0.0/16",
-       "env=on", "instances=/etc/slurm/trnslurm-instances.toml"});
+       "env=on", "instances=/etc/slurm/trnslurm-instances.toml", "preflight_drain=yes"});
   REQUIRE(site);
+  CHECK(site->preflight_drain);
+  CHECK_FALSE(parse_plugstack_args({}).value().preflight_drain);  // draining is the site's opt-in
+  CHECK_FALSE(parse_plugstack_args({"preflight_drain=no"}).value().preflight_drain);
   CHECK(site->root == "/fake/%n");
   CHECK(site->instances == "/etc/slurm/trnslurm-instances.toml");
   CHECK(parse_plugstack_args({}).value().instances.empty());
@@ -90,7 +96,8 @@ TEST_CASE("settings: plugstack arguments are parsed strictly") {
   for (const char* bad :
        {"colour=blue", "root", "=x", "root=relative", "root=/x/%q", "cores=many", "efa=1", "master_port=0",
         "lnc=3", "inflight=lots", "fuse_softmax=2", "master_net=10.0.0.0", "master_net=10.0.0/8",
-        "cache_mode=sometimes", "master_addr=dns", "instances=site.toml", "instances=/x/%q"}) {
+        "cache_mode=sometimes", "master_addr=dns", "instances=site.toml", "instances=/x/%q",
+        "preflight_drain=1", "preflight_drain=true"}) {
     INFO(bad);
     const auto r = parse_plugstack_args({bad});
     REQUIRE_FALSE(r);

@@ -28,7 +28,7 @@ struct Preflight {
   std::string trnslurm;  // the trnslurm binary the job runs (the one that submitted)
   std::string checks;    // comma-separated; "" = every node check
   std::uint32_t max_exclusions = 2;
-  bool drain = false;
+  bool drain = true;  // false: the pre-flight does not ask the plugin to drain (the recipe opts out)
   std::uint64_t checkpoint_bytes = 0;  // one checkpoint of the plan's model
 };
 

@@ -27,6 +27,7 @@ struct RestartEvent {
   std::vector<std::string> nodes;               // exclude, gave-up (preflight): the failing nodes
   std::string why;                              // exclude: each node's reason, "; " between them
   std::optional<std::uint32_t> max_exclusions;  // gave-up (preflight)
+  std::string drain;  // exclude, gave-up (preflight): the nodes drained, or why not (health/drain.hpp)
 };
 
 std::filesystem::path restarts_path(const std::filesystem::path& run_dir);

@@ -60,6 +60,9 @@ struct SiteSettings {
   std::string root = "/";                   // topology root; %n = this node's name
   std::string state_dir = "/run/trnslurm";  // root-owned; the slurmd's EFA probe lands here
   std::string instances;                    // the site's instance types (docs/instances.md); "" = none
+  // preflight_drain=yes: the site lets the plugin drain a node that a pre-flight step's checks,
+  // re-run as root at the step's end, find broken (docs/health.md, health/drain.hpp).
+  bool preflight_drain = false;
 };
 
 // The srun/#SBATCH options the user gave; each unset one falls back to the site default.
@@ -71,6 +74,9 @@ struct UserOptions {
   std::optional<EfaMode> efa;
   std::optional<std::string> cache;
   std::optional<std::uint16_t> root_comm_port;
+  // --trn-preflight: this step is a pre-flight (`trnslurm preflight` marks its srun). It only asks
+  // for the root re-check; whether a node is drained is the site's and the checks' decision.
+  bool preflight = false;
 };
 
 // Option parsers, shared by the plugin and `trnslurm env` so both refuse the same values with

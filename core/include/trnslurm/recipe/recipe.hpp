@@ -128,11 +128,12 @@ struct StageRecipe {
   // train only (docs/health.md): the pre-flight health checks on the job's own nodes before
   // training and after every restart; unset = on for a Neuron instance type, off for cpu. A failing
   // node is excluded and the job requeued, at most max_exclusions times (not counted in
-  // max_restarts); with preflight_drain, also drained (needs Slurm operator rights).
+  // max_restarts). It is also drained where the site allows it (plugstack.conf preflight_drain=yes:
+  // the plugin drains as root); preflight_drain = false opts the recipe out, it cannot opt in.
   std::optional<bool> preflight;
   std::string preflight_checks;  // comma-separated check names; "" = every node check
   std::uint32_t max_exclusions = 2;
-  bool preflight_drain = false;
+  bool preflight_drain = true;
 };
 
 struct Recipe {
