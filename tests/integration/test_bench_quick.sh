@@ -16,8 +16,9 @@ expect_eq "chain: its jobs cancelled" "" "$(squeue -h -o %i)"
 plugstack=$(cat "$TRNSLURM_CLUSTER_DIR/etc/plugstack.conf")
 out=$("$TRNSLURM_SOURCE_DIR/bench/plugin_overhead" --quick --existing 2>&1) ||
   fail "bench/plugin_overhead --quick failed: $out"
-expect_match "plugin: with and without" "median without plugin [0-9.]+ s, with [0-9.]+ s: ratio [0-9.]+ .* us per task" "$out"
-expect_match "plugin: the floor" "minimal plugin \(the floor\): median ratio [0-9.]+" "$out"
+expect_match "plugin: the arms" "median without plugin [0-9.]+ s, with [0-9.]+ s, minimal plugin [0-9.]+ s" "$out"
+expect_match "plugin: with and without" "with/without, paired by round: median ratio [0-9.]+ \(overhead [-+][0-9.]+ %, interquartile [-+][0-9.]+ \.\. [-+][0-9.]+ %\), [-+][0-9.]+ us per task" "$out"
+expect_match "plugin: the floor" "minimal plugin \(the floor\)/without, same rounds: median ratio [0-9.]+ \([-+][0-9.]+ %, interquartile" "$out"
 expect_eq "plugin: plugstack.conf restored" "$plugstack" "$(cat "$TRNSLURM_CLUSTER_DIR/etc/plugstack.conf")"
 expect_nodes_idle "the benches"
 finish
