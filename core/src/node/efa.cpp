@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "trnslurm/util/child.hpp"
+#include "trnslurm/util/fd.hpp"
 
 namespace trnslurm {
 
@@ -25,16 +26,6 @@ namespace fs = std::filesystem;
 
 struct DlClose {
   void operator()(void* handle) const noexcept { dlclose(handle); }
-};
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
 };
 
 // Trust a path only when root owns it and neither group nor others may write to it.
@@ -172,10 +163,10 @@ Result<void> write_efa_state(const fs::path& dir, const EfaProbe& probe) {
   const std::string text = format_efa_state(probe);
   {
     Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (fd.fd < 0) return fail(fmt::format("cannot write: {}", std::strerror(errno)), tmp.string());
-    if (write(fd.fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    if (!fd) return fail(fmt::format("cannot write: {}", std::strerror(errno)), tmp.string());
+    if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
       return fail("short write", tmp.string());
-    fchmod(fd.fd, 0644);
+    fchmod(fd.get(), 0644);
   }
   if (rename(tmp.c_str(), (dir / "efa").c_str()) != 0) {
     const int err = errno;
@@ -192,11 +183,11 @@ Result<EfaProbe> read_efa_state(const fs::path& dir) {
   if (auto ok = check_root_owned(st, dir); !ok) return std::unexpected(ok.error());
   const fs::path file = dir / "efa";
   Fd fd(open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.fd < 0) return fail("no EFA probe result (the slurmd has not probed)", file.string());
-  if (fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("not a regular file", file.string());
+  if (!fd) return fail("no EFA probe result (the slurmd has not probed)", file.string());
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return fail("not a regular file", file.string());
   if (auto ok = check_root_owned(st, file); !ok) return std::unexpected(ok.error());
   std::array<char, 1024> buf{};
-  const ssize_t n = read(fd.fd, buf.data(), buf.size());
+  const ssize_t n = read(fd.get(), buf.data(), buf.size());
   if (n < 0) return fail(fmt::format("cannot read: {}", std::strerror(errno)), file.string());
   return parse_efa_state(std::string_view(buf.data(), static_cast<std::size_t>(n)));
 }

@@ -10,7 +10,11 @@
 namespace trnslurm {
 
 std::optional<std::string> read_sysfs_line(const std::filesystem::path& file) {
-  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  return read_sysfs_line_at(AT_FDCWD, file.c_str());
+}
+
+std::optional<std::string> read_sysfs_line_at(int dir, const char* file) {
+  const int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::array<char, 4096> buf{};
   const ssize_t n = read(fd, buf.data(), buf.size());

@@ -1,5 +1,7 @@
 #include "trnslurm/node/topology.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,9 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <system_error>
+#include <memory>
 
 #include "trnslurm/node/sysfs.hpp"
+#include "trnslurm/util/fd.hpp"
 #include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm {
@@ -18,11 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::uint32_t> read_number(const fs::path& file) {
-  const auto n = read_sysfs_number(file);
-  if (!n || *n > UINT32_MAX) return std::nullopt;
-  return static_cast<std::uint32_t>(*n);
-}
+struct CloseDir {
+  void operator()(DIR* dir) const noexcept { closedir(dir); }
+};
 
 std::optional<std::uint32_t> device_index(std::string_view name) {
   if (!name.starts_with("neuron") || name.size() == 6) return std::nullopt;
@@ -101,22 +102,41 @@ std::optional<std::uint32_t> physical_cores(const Topology& topology, const Node
 Topology read_topology(const fs::path& root) {
   Topology topo;
   topo.root = root.string();
-  topo.instance_type = read_sysfs_line(root / "sys/devices/virtual/dmi/id/product_name");
+  // Every file is opened relative to the root's and the device directory's descriptors: the
+  // plugin reads this tree in every step, and resolving each full path again was most of it.
+  const Fd root_fd(open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd) return topo;
+  topo.instance_type = read_sysfs_line_at(root_fd.get(), "sys/devices/virtual/dmi/id/product_name");
 
-  std::error_code ec;
-  const fs::path base = root / "sys/devices/virtual/neuron_device";
-  for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto index = device_index(it->path().filename().string());
+  const int base_fd =
+      openat(root_fd.get(), "sys/devices/virtual/neuron_device", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (base_fd < 0) return topo;
+  const std::unique_ptr<DIR, CloseDir> base(fdopendir(base_fd));
+  if (!base) {
+    close(base_fd);
+    return topo;
+  }
+  std::string file;
+  const auto read_line = [&](std::string_view device, std::string_view leaf) {
+    file.assign(device).append("/").append(leaf);
+    return read_sysfs_line_at(base_fd, file.c_str());
+  };
+  while (const dirent* entry = readdir(base.get())) {
+    const std::string_view name = entry->d_name;
+    const auto index = device_index(name);
     if (!index) continue;
     NeuronDevice dev;
     dev.index = *index;
-    dev.core_count = read_number(it->path() / "core_count");
-    if (!topo.arch_type) topo.arch_type = read_sysfs_line(it->path() / "info/architecture/arch_type");
-    if (!topo.device_name) topo.device_name = read_sysfs_line(it->path() / "info/architecture/device_name");
-    if (!topo.instance_type)
-      topo.instance_type = read_sysfs_line(it->path() / "info/architecture/instance_type");
+    if (const auto count = read_line(name, "core_count")) {
+      const auto n = parse_number<std::uint64_t>(*count);
+      if (n && *n <= UINT32_MAX) dev.core_count = static_cast<std::uint32_t>(*n);
+    }
+    if (!topo.arch_type) topo.arch_type = read_line(name, "info/architecture/arch_type");
+    if (!topo.device_name) topo.device_name = read_line(name, "info/architecture/device_name");
+    if (!topo.instance_type) topo.instance_type = read_line(name, "info/architecture/instance_type");
     struct stat st {};
-    dev.dev_node = stat((root / "dev" / ("neuron" + std::to_string(*index))).c_str(), &st) == 0;
+    file.assign("dev/neuron").append(std::to_string(*index));
+    dev.dev_node = fstatat(root_fd.get(), file.c_str(), &st, 0) == 0;
     topo.devices.push_back(std::move(dev));
   }
   std::ranges::sort(topo.devices, {}, &NeuronDevice::index);

@@ -11,23 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "trnslurm/util/fd.hpp"
+
 namespace trnslurm {
 namespace {
-
-// An open file descriptor, closed on every path out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::unexpected<Error> io_error(const std::filesystem::path& path, std::string_view what) {
   return fail(fmt::format("cannot {}: {}", what, std::strerror(errno)), path.string());

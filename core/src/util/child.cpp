@@ -11,21 +11,9 @@
 #include <csignal>
 #include <cstring>
 
+#include "trnslurm/util/fd.hpp"
+
 namespace trnslurm {
-
-namespace {
-
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-}  // namespace
 
 Result<std::optional<int>> wait_bounded(pid_t pid, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -58,10 +46,8 @@ Result<ChildRun> run_bounded(const std::vector<std::string>& argv, const std::ve
   std::array<int, 2> fds{-1, -1};
   if (pipe2(fds.data(), O_CLOEXEC) != 0)
     return fail(fmt::format("cannot make a pipe: {}", std::strerror(errno)), argv.front());
-  Fd out;
-  out.fd = fds[0];
-  Fd in;
-  in.fd = fds[1];
+  const Fd out(fds[0]);
+  Fd in(fds[1]);
   const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t pid = fork();
   if (pid < 0) {
@@ -76,15 +62,14 @@ Result<ChildRun> run_bounded(const std::vector<std::string>& argv, const std::ve
     _exit(127);
   }
   if (null >= 0) close(null);
-  close(in.fd);
-  in.fd = -1;
+  in.reset();
   const auto waited = wait_bounded(pid, limit);
   if (!waited) return std::unexpected(waited.error());
   ChildRun run;
   // The child has ended: what it wrote waits in the pipe (far less than its buffer).
-  (void)fcntl(out.fd, F_SETFL, O_NONBLOCK);
+  (void)fcntl(out.get(), F_SETFL, O_NONBLOCK);
   std::array<char, 4096> buf{};
-  const auto got = read(out.fd, buf.data(), buf.size());
+  const auto got = read(out.get(), buf.data(), buf.size());
   if (got > 0) run.output.assign(buf.data(), static_cast<std::size_t>(got));
   if (!*waited) {
     run.timed_out = true;
