@@ -131,11 +131,12 @@ Manifest new_manifest(const ChainSpec& chain, const ChainDirs& dirs, const std::
   return m;
 }
 
+// The scripts, recipe.toml and plan.json are created in place (one metadata operation each, not a
+// temporary file, a rename and a chmod): the run directory is new, and no command reads it before
+// the manifest, written atomically after them, exists (list_run_dirs, find_run_dir). A submit
+// interrupted while writing them leaves a directory without a manifest, which nothing lists.
 Result<void> write_script(const ChainSpec& chain, std::size_t k) {
-  const auto path = script_path(chain, k);
-  if (auto w = write_file_atomic(path, chain.stages[k].script); !w) return w;
-  ::chmod(path.c_str(), 0755);
-  return {};
+  return write_new_file(script_path(chain, k), chain.stages[k].script, 0755);
 }
 
 // Everything in the run directory but the first stage's script and the job ids.
@@ -143,8 +144,8 @@ Result<void> write_records(const ChainSpec& chain, const Recipe& recipe, const n
                            const Manifest& manifest) {
   for (std::size_t k = 1; k < chain.stages.size(); ++k)
     if (auto w = write_script(chain, k); !w) return w;
-  if (auto w = write_file_atomic(chain.run_dir / "recipe.toml", recipe.text); !w) return w;
-  if (auto w = write_file_atomic(chain.run_dir / "plan.json", plan.dump(2) + "\n"); !w) return w;
+  if (auto w = write_new_file(chain.run_dir / "recipe.toml", recipe.text, 0644); !w) return w;
+  if (auto w = write_new_file(chain.run_dir / "plan.json", plan.dump(2) + "\n", 0644); !w) return w;
   if (auto w = write_manifest(manifest); !w) return w;
   // Creates the journal here, so that recording the first job id only appends to it.
   return record_state(chain.run_dir, manifest.state);

@@ -15,6 +15,22 @@ namespace trnslurm {
 
 namespace fs = std::filesystem;
 
+namespace {
+// All of `content`, through short writes and signals; false with errno set.
+bool write_all(int fd, std::string_view content) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+}  // namespace
+
 std::expected<std::string, ReadFailure> read_file(const fs::path& path, std::size_t max_size) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::unexpected(ReadFailure::unreadable);
@@ -44,16 +60,7 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view content, R
     ::unlink(tmpl.c_str());
     return fail(fmt::format("{}: {}", what, std::strerror(err)), path.string());
   };
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return close_and_fail("cannot write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0) return close_and_fail("cannot write");
+  if (!write_all(fd, content) || ::fchmod(fd, 0644) != 0) return close_and_fail("cannot write");
   if (::close(fd) != 0) {
     ::unlink(tmpl.c_str());
     return fail(fmt::format("cannot write: {}", std::strerror(errno)), path.string());
@@ -76,6 +83,25 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view content, R
     const int err = errno;
     ::unlink(tmpl.c_str());
     return fail(fmt::format("cannot rename into place: {}", std::strerror(err)), path.string());
+  }
+  return {};
+}
+
+Result<void> write_new_file(const fs::path& path, std::string_view content, mode_t mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return fail(fmt::format("cannot create: {}", std::strerror(errno)), path.string());
+  const auto close_and_fail = [&](const char* what) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(path.c_str());
+    return fail(fmt::format("{}: {}", what, std::strerror(err)), path.string());
+  };
+  // The mode whatever the umask (on the descriptor: no second lookup of the name).
+  if (!write_all(fd, content) || ::fchmod(fd, mode) != 0) return close_and_fail("cannot write");
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return fail(fmt::format("cannot write: {}", std::strerror(err)), path.string());
   }
   return {};
 }

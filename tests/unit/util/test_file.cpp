@@ -35,6 +35,25 @@ TEST_CASE("file: Replace::never refuses an existing file and leaves it as it was
   CHECK(std::distance(fs::directory_iterator(t.path()), fs::directory_iterator()) == 1);
 }
 
+TEST_CASE("file: write_new_file creates with its mode whatever the umask, never replaces") {
+  const test::ScratchDir t;
+  const auto f = t / "train.sh";
+  const mode_t old = ::umask(077);
+  const auto made = write_new_file(f, "#!/bin/bash\n", 0755);
+  ::umask(old);
+  REQUIRE(made);
+  CHECK(read_file(f).value() == "#!/bin/bash\n");
+  struct stat st {};
+  REQUIRE(::stat(f.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0755);
+  const auto again = write_new_file(f, "other", 0644);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().where == f.string());
+  CHECK(read_file(f).value() == "#!/bin/bash\n");
+  CHECK_FALSE(write_new_file(t / "missing" / "x", "y", 0644));
+  CHECK(std::distance(fs::directory_iterator(t.path()), fs::directory_iterator()) == 1);
+}
+
 TEST_CASE("file: read_file reads whole files, refuses missing and too large ones") {
   const test::ScratchDir t;
   const std::string big(40000, 'x');  // more than one read chunk

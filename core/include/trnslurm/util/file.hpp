@@ -2,8 +2,10 @@
 // Whole files in and out: the one way the core and the CLI read a file into memory and replace
 // one atomically.
 
+#include <sys/types.h>
 #include <cstddef>
 #include <expected>
+
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -34,5 +36,11 @@ enum class Replace {
 // not worth a disk flush per file.
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
                                Replace replace = Replace::always);
+
+// Creates `path`, which must not exist, with `content` and `mode`, in one creation: no temporary
+// file, no rename. Only for a file no reader looks at before something written after it (atomically)
+// says it is complete, e.g. a run directory's scripts, which the manifest follows: on a shared file
+// system every metadata operation is a round trip (docs/scale.md). A failure removes what it created.
+Result<void> write_new_file(const std::filesystem::path& path, std::string_view content, mode_t mode);
 
 }  // namespace trnslurm
