@@ -10,6 +10,7 @@ extern "C" {
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <array>
@@ -74,6 +75,14 @@ void keep_job_master(spank_t sp, const State& st) {
   if (!host) return;
   const auto master = find_master(*host, settings, slurm_lookup::node_addr);
   spank_setenv(sp, std::string(job_master_variable).c_str(), format_job_master(master).c_str(), 1);
+}
+
+// Every task is forked from this process after user_init. What user_init allocated and freed
+// (among it slurmstepd's 256 KiB buffer of each spank_setenv) stays in the heap, dirty, and every
+// task that reuses it (slurmstepd's own setenv calls in the child do) copies each page on first
+// write: handed back to the kernel here, those pages fault in the children as zero pages instead.
+void trim_heap() noexcept {
+  (void)malloc_trim(0);
 }
 
 }  // namespace
@@ -147,6 +156,7 @@ int remote_user_init(spank_t sp) {
     }
   }
   st.node = std::move(in);
+  trim_heap();
   return 0;
 }
 
