@@ -177,6 +177,36 @@ def _log_call(check, where, call):
                 check.fail(f"{where}.counted[{name}]", "not one of the call's arguments")
 
 
+NCCOM_KINDS = {"switch", "choice", "optional_choice", "size", "hosts", "stats", "int", "path", "str"}
+
+
+def _nccom_tool(check, tool, pages):
+    keys = ["name", "usage", "usage_source", "operations", "flags", "size_units", "environment", "multi_node",
+            "output", "bus_bandwidth"]
+    if not check.keys("tool", tool, keys):
+        return
+    if check.typed("tool.operations", tool["operations"], list, "a list") and not tool["operations"]:
+        check.fail("tool.operations", "no operation recorded")
+    if check.typed("tool.flags", tool["flags"], list, "a list"):
+        for i, flag in enumerate(tool["flags"]):
+            where = f"tool.flags[{i}]"
+            if check.keys(where, flag, ["names", "group", "default", "required", "source", "kind", "kind_inferred"],
+                          ["choices", "nargs"]):
+                if flag["kind"] not in NCCOM_KINDS:
+                    check.fail(where, f"unknown kind {flag['kind']!r}")
+                if not flag["names"] or not all(isinstance(n, str) and n.startswith("-") for n in flag["names"]):
+                    check.fail(where, "names must be options starting with '-'")
+    if check.typed("tool.output", tool["output"], dict, "an object"):
+        for key in ("header", "average_line", "failed_size_row", "failure_summary"):
+            if key not in tool["output"]:
+                check.fail("tool.output", f"missing {key!r}")
+    if check.typed("tool.multi_node", tool["multi_node"], dict, "an object"):
+        for key in ("mpi", "slurm"):
+            if key not in tool["multi_node"]:
+                check.fail("tool.multi_node", f"missing {key!r}")
+    _sources(check, "tool", tool, pages)
+
+
 SOURCE = re.compile(r"^[^:\s]+\.(rst|md|txt|py):[0-9]+$")
 
 
@@ -201,6 +231,9 @@ def _tool(check, record):
         check.fail("pages", "a non-empty list of page paths expected")
         return
     tool = record["tool"]
+    if isinstance(tool, dict) and tool.get("name") == "nccom-test":
+        _nccom_tool(check, tool, pages)
+        return
     keys = ["name", "usage_examples", "options", "environment", "cache", "log_lines", "rules"]
     if not check.keys("tool", tool, keys):
         return
