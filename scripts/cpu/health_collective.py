@@ -8,19 +8,21 @@ previous) that times every link. Rank 0 prints one JSON line per node, in the fo
 named, and a node at both ends of slow links is the slow node.
 
 Stand-in knob: TRNSLURM_STANDIN_SLOW_NODES=n3,... makes those nodes answer slowly (a sleep
-before each send), for the test that the slow node is named.
+before each timed operation, lib/gloo_collective.py), for the test that the slow node is named.
 """
 
 import argparse
-import datetime
 import json
 import os
-import socket
 import sys
 import time
 
 import torch
 import torch.distributed as dist
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+from gloo_collective import all_reduce_busbw, is_slow, join, node_name, timed_all_reduce  # noqa: E402
 
 
 def main() -> int:
@@ -31,25 +33,14 @@ def main() -> int:
     p.add_argument("--slow-factor", type=float, default=4.0,
                    help="a link this many times slower than the fastest is named")
     a = p.parse_args()
-    rank = int(os.environ["SLURM_PROCID"])
-    world = int(os.environ["SLURM_NTASKS"])
-    node = os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-    slow = node in os.environ.get("TRNSLURM_STANDIN_SLOW_NODES", "").split(",")
+    node = node_name()
+    slow = is_slow(node)
     # A port of this job's own: other jobs (and other clusters) may run on the same hosts.
     port = 20000 + int(os.environ.get("SLURM_JOB_ID", "0")) * 7 % 20000
-    addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
-    dist.init_process_group("gloo", init_method=f"tcp://{addr}:{port}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=60))
+    rank, world = join(os.environ.get("MASTER_ADDR", "127.0.0.1"), port)
     x = torch.ones(a.bytes // 4, dtype=torch.float32)
-    dist.all_reduce(x)  # warm-up: connections made
-    t0 = time.monotonic()
-    for _ in range(a.iters):
-        if slow:
-            time.sleep(0.2)
-        dist.all_reduce(x)
-    per_op = (time.monotonic() - t0) / a.iters
-    # nccom-test's (and nccl-tests') bus bandwidth of an all_reduce: size / time x 2 (n - 1) / n.
-    busbw = a.bytes / per_op * 2 * (world - 1) / world / 2**30
+    per_op = timed_all_reduce(x, a.iters, 1, slow)  # one warm-up: connections made
+    busbw = all_reduce_busbw(a.bytes, per_op, world)
     ok = bool(x[0].item() == world ** (a.iters + 1))
     # The ring: link (rank - 1 -> rank) timed at its receiver.
     buf = torch.ones(a.link_bytes // 4, dtype=torch.float32)
