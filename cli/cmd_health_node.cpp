@@ -11,9 +11,11 @@
 
 #include "commands.hpp"
 #include "install_paths.hpp"
+#include "neuron_collective.hpp"
 #include "node_health.hpp"
 #include "output.hpp"
 #include "site_config.hpp"
+#include "slurm_lookup.hpp"
 #include "trnslurm/health/cluster_report.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/topology.hpp"
@@ -49,14 +51,24 @@ int run(const Options& o) {
   (void)std::fflush(stdout);
   if (std::ranges::find(in->checks, "collective") == in->checks.end()) return exit_ok;
   // The collective across the step's nodes (rank 0 prints a line for every node). On the CPU
-  // backend, gloo; a Neuron node's nccom-test is not run yet (docs/health.md).
-  if (!read_topology(in->root).devices.empty()) {
-    if (const char* rank = std::getenv("SLURM_PROCID"); rank && std::string_view(rank) == "0")
-      fmt::print("{}", health::to_report_lines({report.node,
-                                                {{"collective", health::Status::warn,
-                                                  "nccom-test across the nodes is not run by this version"}},
-                                                report.job_nodes},
-                                               sender + "/collective"));
+  // backend, gloo; on Neuron nodes, nccom-test (docs/health.md, "The collective").
+  if (const auto topology = read_topology(in->root); !topology.devices.empty()) {
+    if (const char* rank = std::getenv("SLURM_PROCID"); !rank || std::string_view(rank) != "0")
+      return exit_ok;
+    const char* step_nodes = std::getenv("SLURM_STEP_NODELIST");
+    const auto nodes = slurm_lookup::hosts(step_nodes ? step_nodes : report.job_nodes)
+                           .value_or(std::vector<std::string>{report.node});
+    const auto instance = read_node_instance(topology, in->site_instances);
+    if (!instance) {
+      fmt::print("{}",
+                 health::to_report_lines({report.node,
+                                          {{"collective", health::Status::fail, to_string(instance.error())}},
+                                          report.job_nodes},
+                                         sender + "/collective"));
+      return exit_ok;
+    }
+    for (const auto& r : neuron_collective(nodes, *instance, topology, report.job_nodes))
+      fmt::print("{}", health::to_report_lines(r, sender + "/collective/" + r.node));
     return exit_ok;
   }
   const auto script = (backend_dir() / "health_collective.py").string();

@@ -18,8 +18,8 @@ tree() { ln -sfn "$fixtures/neuron/$2" "$work/trees/$1"; }
 tree n1 trn1
 tree n2 trn1n
 tree n3 trn1-ecc
-"$dc" up --nodes 3 --plugstack-args \
-  "root=$work/trees/%n state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm cache=$work/cache preflight_drain=yes"
+"$dc" up --nodes 3 --plugstack-args "root=$work/trees/%n state_dir=$TRNSLURM_CLUSTER_DIR/spool/%n/trnslurm \
+  cache=$work/cache preflight_drain=yes instances=$fixtures/instances/site.toml"
 eval "$("$dc" env)"
 
 # Every node, one job: n3 FAILs with its counter, the others pass; exit 1.
@@ -136,4 +136,27 @@ expect_eq "collective: n3 alone failing" "n1 ok
 n2 ok
 n3 FAIL" "$(awk '{print $1, $2}' <<<"$out")"
 expect_contains "collective: why" "n3    FAIL  collective: this node is slow: its links n2->n3" "$out"
+
+# The collective on Neuron nodes: nccom-test across the step's nodes, here its CPU stand-in
+# (scripts/cpu/nccom-test, named by TRNSLURM_NCCOM_TEST). Three trn1 nodes, n3 slow: the whole
+# step is far below what trn1.32xlarge should reach (the stand-in is a CPU), so the pairs of the
+# ring run and name n3.
+export TRNSLURM_NCCOM_TEST=$TRNSLURM_SOURCE_DIR/scripts/cpu/nccom-test
+for n in n1 n2 n3; do tree $n trn1; done
+set +e
+out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
+rc=$?
+set -e
+expect_eq "nccom-test: exit with a slow node" 1 "$rc"
+expect_eq "nccom-test: n3 alone failing" "n1 ok
+n2 ok
+n3 FAIL" "$(awk '{print $1, $2}' <<<"$out")"
+expect_contains "nccom-test: why" "n3    FAIL  collective: this node is slow: its pairs n2-n3 " "$out"
+# Healthy nodes of the site's type, whose collective_busbw_gb_per_s the stand-in reaches: the
+# whole step passes, with its figure.
+for n in n1 n2; do tree $n trnx; done
+out=$("$TRNSLURM_BIN" doctor --cluster --nodelist 'n[1-2]' --checks collective --json)
+expect_eq "nccom-test: healthy nodes pass" "True" "$(json 'j["ok"]')"
+expect_contains "nccom-test: the figure" "nccom-test all_reduce across 2 nodes: " \
+  "$(json 'j["nodes"][0]["checks"][0]["detail"]')"
 finish

@@ -48,6 +48,8 @@ const std::vector<FigureSpec>& figure_specs() {
       {"ultraserver_nodes", count, 1, 4096, "4", "servers in one UltraServer"},
       {"ultraserver_link_gb_per_s", number, 0, 1e7, "256",
        "bandwidth between UltraServer servers per device, GB/s"},
+      {"collective_busbw_gb_per_s", number, 0, 1e7, "40",
+       "all_reduce bus bandwidth across nodes the collective check expects, GiB/s"},
   };
   return specs;
 }

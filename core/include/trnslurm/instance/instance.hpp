@@ -70,6 +70,9 @@ struct InstanceType {
   Figure<double> neuronlink_gb_per_s;        // device-to-device, per device
   Figure<std::uint32_t> ultraserver_nodes;   // servers in one NeuronLink domain (UltraServer)
   Figure<double> ultraserver_link_gb_per_s;  // between the servers of an UltraServer, per device
+  // The all_reduce bus bandwidth across nodes the collective check expects, GiB/s (a site's own
+  // figure; without it the check derives one from efa_gbps, docs/health.md).
+  Figure<double> collective_busbw_gb_per_s;
 
   // The CPU reference backend: no Neuron device, the recipe gives cores_per_node.
   bool cpu() const { return target.value == "cpu"; }
@@ -102,6 +105,7 @@ void for_each_figure(Type& t, F&& f) {
   f("neuronlink_gb_per_s", t.neuronlink_gb_per_s);
   f("ultraserver_nodes", t.ultraserver_nodes);
   f("ultraserver_link_gb_per_s", t.ultraserver_link_gb_per_s);
+  f("collective_busbw_gb_per_s", t.collective_busbw_gb_per_s);
 }
 
 // Every figure key, for messages and docs.

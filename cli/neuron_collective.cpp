@@ -1,0 +1,92 @@
+#include "neuron_collective.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <future>
+
+#include "process.hpp"
+#include "slurm_lookup.hpp"
+#include "trnslurm/health/collective.hpp"
+#include "trnslurm/util/parse_number.hpp"
+
+namespace trnslurm::cli {
+
+namespace {
+
+std::string env_or(const char* name, std::string fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : std::move(fallback);
+}
+
+// nccom-test across `hosts`: MPI execution (--hosts) with NEURON_RT_ROOT_COMM_ID at the first
+// host, as its record says; `run` numbers the runs of one job so that runs at once get their own
+// port. 32 MiB (its default size) of fp32, few iterations: the check looks for a node far below
+// the rest, not for the last percent.
+health::NccomResult run_nccom(const std::vector<std::string>& hosts, std::uint32_t ranks_per_node,
+                              std::uint64_t run) {
+  const auto job = parse_number<std::uint64_t>(env_or("SLURM_JOB_ID", "0")).value_or(0);
+  const auto port = 40000 + ((job * 64) + run) % 20000;
+  const auto addr = slurm_lookup::node_addr(hosts.front()).value_or(hosts.front());
+  std::vector<std::string> argv{"env",
+                                fmt::format("NEURON_RT_ROOT_COMM_ID={}:{}", addr, port),
+                                env_or("TRNSLURM_NCCOM_TEST", "nccom-test"),
+                                "-r",
+                                std::to_string(ranks_per_node * hosts.size()),
+                                "-N",
+                                std::to_string(hosts.size()),
+                                "-d",
+                                "fp32",
+                                "-n",
+                                "3",
+                                "-w",
+                                "1",
+                                "--non-interactive",
+                                "allr",
+                                "--hosts"};
+  argv.insert(argv.end(), hosts.begin(), hosts.end());
+  const auto ran = run_process(argv);
+  if (!ran) return {{}, std::nullopt, {ran.error().what}};
+  auto result = health::parse_nccom_output(ran->out);
+  if (!result.ok() && result.rows.empty() && !ran->err.empty())
+    result.failures.push_back(ran->err.substr(0, ran->err.find('\n')));
+  return result;
+}
+
+}  // namespace
+
+std::vector<health::NodeReport> neuron_collective(const std::vector<std::string>& nodes,
+                                                  const NodeInstance& instance, const Topology& topology,
+                                                  const std::string& job_nodes) {
+  std::vector<health::NodeReport> out;
+  out.reserve(nodes.size());
+  if (nodes.size() < 2) {
+    for (const auto& n : nodes)
+      out.push_back(
+          {n, {{"collective", health::Status::ok, "one node: no collective across nodes"}}, job_nodes});
+    return out;
+  }
+  const std::uint32_t lnc = instance.type ? instance.type->lnc_default.value.value_or(1) : 1;
+  const std::uint32_t ranks =
+      std::max<std::uint32_t>(physical_cores(topology, instance).value_or(1) / lnc, 1);
+  const auto expected = instance.type ? health::expected_busbw(*instance.type) : std::nullopt;
+  const auto whole = run_nccom(nodes, ranks, 0);
+  std::vector<health::NccomResult> pairs;
+  if (health::needs_pairs(whole, expected, nodes.size())) {
+    pairs.resize(nodes.size());
+    for (const auto& round : health::ring_rounds(nodes.size())) {
+      std::vector<std::future<health::NccomResult>> running;
+      running.reserve(round.size());
+      for (const auto e : round)
+        running.push_back(std::async(std::launch::async, run_nccom,
+                                     std::vector<std::string>{nodes[e], nodes[(e + 1) % nodes.size()]}, ranks,
+                                     e + 1));
+      for (std::size_t i = 0; i < round.size(); ++i) pairs[round[i]] = running[i].get();
+    }
+  }
+  const auto findings = health::judge_collective(nodes, whole, expected, pairs);
+  for (std::size_t i = 0; i < nodes.size(); ++i) out.push_back({nodes[i], {findings[i]}, job_nodes});
+  return out;
+}
+
+}  // namespace trnslurm::cli
