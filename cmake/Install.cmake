@@ -43,6 +43,8 @@ install(
 # The stand-in venv's tools have no .py suffix, and must stay executable.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/scripts/cpu/neuron-venv/bin/" DESTINATION "${TRNSLURM_SHARE_DIR}/cpu/neuron-venv/bin"
         USE_SOURCE_PERMISSIONS)
+# The nccom-test stand-in (no suffix, as the tool it stands in for).
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/scripts/cpu/nccom-test" DESTINATION "${TRNSLURM_SHARE_DIR}/cpu")
 install(PROGRAMS "${PROJECT_SOURCE_DIR}/scripts/dev-cluster" DESTINATION "${TRNSLURM_SHARE_DIR}/scripts")
 
 file(GLOB _man1 CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/docs/man/*.1")

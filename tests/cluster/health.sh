@@ -126,16 +126,20 @@ expect_eq "n1 not drained" "" "$(scontrol show node -o n1 | grep -o 'State=[^ ]*
 
 # The collective on the CPU backend (nodes without Neuron devices: this machine's own tree): a
 # gloo all_reduce and a ring of links; n3 answers slowly (the stand-in's knob) and is named.
-for n in n1 n2 n3; do ln -sfn / "$work/trees/$n"; done
-set +e
-out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
-rc=$?
-set -e
-expect_eq "collective: exit with a slow node" 1 "$rc"
-expect_eq "collective: n3 alone failing" "n1 ok
+# The collective on three nodes, n3 made slow: n3 alone FAILs, for the reason given.
+expect_slow_n3() {  # LABEL WHY
+  set +e
+  out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
+  rc=$?
+  set -e
+  expect_eq "$1: exit with a slow node" 1 "$rc"
+  expect_eq "$1: n3 alone failing" "n1 ok
 n2 ok
 n3 FAIL" "$(awk '{print $1, $2}' <<<"$out")"
-expect_contains "collective: why" "n3    FAIL  collective: this node is slow: its links n2->n3" "$out"
+  expect_contains "$1: why" "$2" "$out"
+}
+for n in n1 n2 n3; do ln -sfn / "$work/trees/$n"; done
+expect_slow_n3 collective "n3    FAIL  collective: this node is slow: its links n2->n3"
 
 # The collective on Neuron nodes: nccom-test across the step's nodes, here its CPU stand-in
 # (scripts/cpu/nccom-test, named by TRNSLURM_NCCOM_TEST). Three trn1 nodes, n3 slow: the whole
@@ -143,15 +147,7 @@ expect_contains "collective: why" "n3    FAIL  collective: this node is slow: it
 # ring run and name n3.
 export TRNSLURM_NCCOM_TEST=$TRNSLURM_SOURCE_DIR/scripts/cpu/nccom-test
 for n in n1 n2 n3; do tree $n trn1; done
-set +e
-out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
-rc=$?
-set -e
-expect_eq "nccom-test: exit with a slow node" 1 "$rc"
-expect_eq "nccom-test: n3 alone failing" "n1 ok
-n2 ok
-n3 FAIL" "$(awk '{print $1, $2}' <<<"$out")"
-expect_contains "nccom-test: why" "n3    FAIL  collective: this node is slow: its pairs n2-n3 " "$out"
+expect_slow_n3 nccom-test "n3    FAIL  collective: this node is slow: its pairs n2-n3 "
 # Healthy nodes of the site's type, whose collective_busbw_gb_per_s the stand-in reaches: the
 # whole step passes, with its figure.
 for n in n1 n2; do tree $n trnx; done

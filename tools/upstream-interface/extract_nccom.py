@@ -16,8 +16,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from extract_npc import Page  # noqa: E402
-from gitsrc import ExtractError, GitSource  # noqa: E402
-from record_io import arguments, deliver  # noqa: E402
+from gitsrc import ExtractError  # noqa: E402
+from record_io import docs_main  # noqa: E402
 
 EXTRACTED_BY = "tools/upstream-interface/extract_nccom.py"
 REPOSITORY = "https://github.com/aws-neuron/aws-neuron-sdk"
@@ -234,11 +234,7 @@ def build(src, release):
 
 
 def main(argv):
-    p = arguments("extract_nccom.py", "Write nccom-test's record.",
-                  "git repository of aws-neuron/aws-neuron-sdk", "revision to read, e.g. v2.29.0")
-    args = p.parse_args(argv)
-    return deliver("extract_nccom.py", lambda: build(GitSource(args.repo, args.rev), args.release),
-                   args.out, args.check, args.rev)
+    return docs_main("extract_nccom.py", "nccom-test", build, argv)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gitsrc import ExtractError, GitSource  # noqa: E402
-from record_io import arguments, deliver  # noqa: E402
+from gitsrc import ExtractError  # noqa: E402
+from record_io import docs_main  # noqa: E402
 
 EXTRACTED_BY = "tools/upstream-interface/extract_npc.py"
 REPOSITORY = "https://github.com/aws-neuron/aws-neuron-sdk"
@@ -222,11 +222,7 @@ def build(src, release):
 
 
 def main(argv):
-    p = arguments("extract_npc.py", "Write neuron_parallel_compile's record.",
-                  "git repository of aws-neuron/aws-neuron-sdk", "revision to read, e.g. v2.29.0")
-    args = p.parse_args(argv)
-    return deliver("extract_npc.py", lambda: build(GitSource(args.repo, args.rev), args.release),
-                   args.out, args.check, args.rev)
+    return docs_main("extract_npc.py", "neuron_parallel_compile", build, argv)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 
-from gitsrc import ExtractError
+from gitsrc import ExtractError, GitSource
 from record_format import problems
 
 
@@ -61,3 +61,11 @@ def deliver(prog, build, out, check, rev):
         print(f"{prog}: {out} differs from what {rev} gives: regenerate it", file=sys.stderr)
         return 1
     return 0
+
+
+def docs_main(prog, tool, build, argv):
+    """The main() of an extractor that reads the Neuron documentation (aws-neuron/aws-neuron-sdk):
+    `build(source, release)` returns the record."""
+    args = arguments(prog, f"Write {tool}'s record.", "git repository of aws-neuron/aws-neuron-sdk",
+                     "revision to read, e.g. v2.29.0").parse_args(argv)
+    return deliver(prog, lambda: build(GitSource(args.repo, args.rev), args.release), args.out, args.check, args.rev)
