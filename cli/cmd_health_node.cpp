@@ -8,15 +8,18 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ranges>
 
 #include "commands.hpp"
 #include "install_paths.hpp"
 #include "neuron_collective.hpp"
 #include "node_health.hpp"
 #include "output.hpp"
+#include "process.hpp"
 #include "site_config.hpp"
 #include "slurm_lookup.hpp"
 #include "trnslurm/health/cluster_report.hpp"
+#include "trnslurm/health/collective.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/topology.hpp"
 
@@ -72,9 +75,34 @@ int run(const Options& o) {
     return exit_ok;
   }
   const auto script = (backend_dir() / "health_collective.py").string();
-  execl("/usr/bin/python3", "python3", script.c_str(), static_cast<char*>(nullptr));
-  print_error(Error{"cannot run /usr/bin/python3 " + script, "health-node", "install python3-torch"});
-  return exit_failure;
+  const auto ran = run_process({"/usr/bin/python3", script});
+  if (!ran) {
+    print_error(Error{"cannot run /usr/bin/python3 " + script, "health-node", "install python3-torch"});
+    return exit_failure;
+  }
+  if (ran->exit_code != 0) fmt::print(stderr, "{}", ran->err);
+  if (const char* rank = std::getenv("SLURM_PROCID"); rank && std::string_view(rank) != "0") return exit_ok;
+  // Rank 0's result is its last line.
+  std::string_view last;
+  for (const auto part : std::views::split(std::string_view(ran->out), '\n'))
+    if (!std::ranges::empty(part)) last = std::string_view(part.begin(), part.end());
+  const auto ring = health::parse_gloo_ring(last);
+  if (!ring) {
+    const auto why = ran->err.substr(0, ran->err.find('\n'));
+    fmt::print("{}",
+               health::to_report_lines(
+                   {report.node,
+                    {{"collective", health::Status::warn,
+                      "the gloo collective gave no result" + (why.empty() ? std::string() : ": " + why)}},
+                    report.job_nodes},
+                   sender + "/collective"));
+    return exit_ok;
+  }
+  const auto judged = health::judge_gloo_ring(*ring);
+  for (std::size_t i = 0; i < ring->nodes.size(); ++i)
+    fmt::print("{}", health::to_report_lines({ring->nodes[i], judged[i], report.job_nodes},
+                                             sender + "/collective/" + ring->nodes[i]));
+  return exit_ok;
 }
 
 }  // namespace

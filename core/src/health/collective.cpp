@@ -1,6 +1,7 @@
 #include "trnslurm/health/collective.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <ranges>
@@ -36,8 +37,11 @@ constexpr std::string_view average_label = "Avg bus bandwidth:";
 
 NccomResult parse_nccom_output(std::string_view output) {
   NccomResult r;
-  std::optional<std::size_t> size_col;
-  std::optional<std::size_t> busbw_col;
+  // Column numbers found in the header; none until it is read (plain values: g++ -O2 warns about
+  // optionals here).
+  constexpr auto none = std::string_view::npos;
+  std::size_t size_col = none;
+  std::size_t busbw_col = none;
   std::string first_line;
   for (const auto line_range : std::views::split(output, '\n')) {
     const std::string_view line(line_range.begin(), line_range.end());
@@ -55,26 +59,26 @@ NccomResult parse_nccom_output(std::string_view output) {
       r.failures.emplace_back(trimmed(line));
       continue;
     }
-    if (!size_col) {
+    if (size_col == none) {
       for (std::size_t i = 0; i < w.size(); ++i) {
         if (w[i] == "size(B)") size_col = i;
         if (w[i] == "busbw(GB/s)") busbw_col = i;
       }
-      if (!size_col || !busbw_col) size_col.reset();
+      if (busbw_col == none) size_col = none;
       continue;
     }
     if (w.size() > 1 && w[1] == "Failure") {
       r.failures.push_back(fmt::format("size {}: {}", w[0], trimmed(line.substr(line.find("Failure")))));
       continue;
     }
-    const auto size = w.size() > *size_col ? parse_number<std::uint64_t>(w[*size_col]) : std::nullopt;
-    const auto busbw = w.size() > *busbw_col ? parse_number<double>(w[*busbw_col]) : std::nullopt;
+    const auto size = w.size() > size_col ? parse_number<std::uint64_t>(w[size_col]) : std::nullopt;
+    const auto busbw = w.size() > busbw_col ? parse_number<double>(w[busbw_col]) : std::nullopt;
     if (size && busbw)
-      r.rows.push_back({*size, *busbw});
+      r.rows.push_back({size.value_or(0), busbw.value_or(0.0)});
     else
       r.failures.push_back(fmt::format("unexpected line '{}'", trimmed(line)));
   }
-  if (!size_col)
+  if (size_col == none)
     r.failures.push_back(first_line.empty() ? std::string("no output")
                                             : fmt::format("no result table: '{}'", first_line));
   else if (!r.avg_busbw && r.failures.empty())
@@ -180,6 +184,57 @@ std::vector<Finding> judge_collective(const std::vector<std::string>& nodes, con
       f.detail +=
           fmt::format("; every pair of the ring alike (fastest {:.2f} GB/s): not one node", v.fastest);
     }
+  return out;
+}
+
+Result<GlooRing> parse_gloo_ring(std::string_view line) {
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  const auto bad = [&] {
+    return fail(fmt::format("not the gloo collective's result: '{}'", line.substr(0, 200)), "collective",
+                "scripts/cpu/health_collective.py prints it from rank 0");
+  };
+  if (!j.is_object() || !j.contains("gloo_ring")) return bad();
+  const auto& r = j["gloo_ring"];
+  try {
+    GlooRing ring{r.at("nodes").get<std::vector<std::string>>(),
+                  r.at("links_mib_per_s").get<std::vector<double>>(), r.at("bytes").get<std::uint64_t>(),
+                  r.at("busbw").get<double>(), r.at("sum_ok").get<bool>()};
+    if (ring.nodes.size() != ring.links_mib_per_s.size() || ring.nodes.empty()) return bad();
+    return ring;
+  } catch (const nlohmann::json::exception&) {
+    return bad();
+  }
+}
+
+std::vector<std::vector<Finding>> judge_gloo_ring(const GlooRing& ring) {
+  const auto n = ring.nodes.size();
+  const auto& links = ring.links_mib_per_s;
+  std::vector<std::vector<Finding>> out(n);
+  // Edge e joins node e and e + 1: link e + 1, timed at node e + 1.
+  std::vector<std::optional<double>> edges;
+  edges.reserve(n);
+  for (std::size_t e = 0; e < n; ++e) edges.emplace_back(links[(e + 1) % n]);
+  const auto v = n > 2 ? attribute_ring(edges) : RingVerdict{};
+  const auto fastest = std::ranges::max(links);
+  const auto link_text = [&](std::size_t i) {  // link i, into node i
+    return fmt::format("{}->{} at {:.0f} MiB/s", ring.nodes[(i + n - 1) % n], ring.nodes[i], links[i]);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!ring.sum_ok) out[i].push_back({"collective", Status::fail, "all_reduce gave a wrong sum"});
+    if (std::ranges::find(v.slow_nodes, i) != v.slow_nodes.end())
+      out[i].push_back({"collective", Status::fail,
+                        fmt::format("this node is slow: its links {} and {}, the fastest {:.0f} MiB/s",
+                                    link_text(i), link_text((i + 1) % n), fastest)});
+    else if (std::ranges::find(v.slow_pairs, (i + n - 1) % n) != v.slow_pairs.end())
+      out[i].push_back({"collective", Status::warn,
+                        fmt::format("link {}, the fastest {:.0f} MiB/s", link_text(i), fastest)});
+    if (out[i].empty())
+      out[i].push_back(
+          {"collective", Status::ok,
+           fmt::format("gloo all_reduce of {} MiB on {} nodes: {:.2f} GB/s bus bandwidth; its link in "
+                       "{:.0f} MiB/s",
+                       ring.bytes >> 20U, n, ring.busbw, links[i])});
+  }
   return out;
 }
 

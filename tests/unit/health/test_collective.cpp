@@ -154,3 +154,36 @@ TEST_CASE("collective: the verdict per node") {
   CHECK(f[1].status == Status::fail);
   CHECK(f[1].detail.find("one pair, so the slow node cannot be told") != std::string::npos);
 }
+
+TEST_CASE("gloo ring: the CPU collective's measurements judged by the same rule") {
+  const auto ring = parse_gloo_ring(
+      R"({"gloo_ring": {"nodes": ["n1", "n2", "n3"], "links_mib_per_s": [900.0, 800.0, 30.0],
+          "bytes": 33554432, "busbw": 0.5, "sum_ok": true}})");
+  REQUIRE(ring);
+  // Link i runs into node i: n3 slow slows n2->n3 (into n3)... here only n2->n3 is slow: a lone
+  // slow link, a warn on its receiver.
+  auto f = judge_gloo_ring(*ring);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0][0].status == Status::ok);
+  CHECK(f[0][0].detail ==
+        "gloo all_reduce of 32 MiB on 3 nodes: 0.50 GB/s bus bandwidth; its link in 900 MiB/s");
+  CHECK(f[1][0].status == Status::ok);
+  CHECK(f[2][0].status == Status::warn);
+  CHECK(f[2][0].detail == "link n2->n3 at 30 MiB/s, the fastest 900 MiB/s");
+  // n3 slow: the links into it and out of it (n3->n1, into n1).
+  auto slow = *ring;
+  slow.links_mib_per_s = {40.0, 900.0, 30.0};
+  f = judge_gloo_ring(slow);
+  CHECK(f[0][0].status == Status::ok);
+  CHECK(f[2][0].status == Status::fail);
+  CHECK(f[2][0].detail ==
+        "this node is slow: its links n2->n3 at 30 MiB/s and n3->n1 at 40 MiB/s, the fastest 900 MiB/s");
+  // Two nodes: no one named; a wrong sum fails everyone.
+  auto two = GlooRing{{"n1", "n2"}, {900.0, 10.0}, 1 << 20, 1.0, false};
+  f = judge_gloo_ring(two);
+  CHECK(f[0][0].status == Status::fail);
+  CHECK(f[0][0].detail == "all_reduce gave a wrong sum");
+  CHECK(f[1].size() == 1);
+  CHECK_FALSE(parse_gloo_ring("srun: error: n2: task 1"));
+  CHECK_FALSE(parse_gloo_ring(R"({"gloo_ring": {"nodes": ["n1"], "links_mib_per_s": []}})"));
+}

@@ -14,6 +14,7 @@
 
 #include "trnslurm/health/finding.hpp"
 #include "trnslurm/instance/instance.hpp"
+#include "trnslurm/util/error.hpp"
 
 namespace trnslurm::health {
 
@@ -71,5 +72,21 @@ bool needs_pairs(const NccomResult& whole, const std::optional<ExpectedBusbw>& e
 std::vector<Finding> judge_collective(const std::vector<std::string>& nodes, const NccomResult& whole,
                                       const std::optional<ExpectedBusbw>& expected,
                                       const std::vector<NccomResult>& pairs);
+
+// The CPU backend's collective (scripts/cpu/health_collective.py): a gloo all_reduce and a ring
+// of links, each timed at its receiver, as rank 0 prints them (one JSON line, "gloo_ring").
+struct GlooRing {
+  std::vector<std::string> nodes;       // in rank order
+  std::vector<double> links_mib_per_s;  // link i: node i-1 -> node i
+  std::uint64_t bytes = 0;              // the all_reduce's
+  double busbw = 0;                     // GiB/s
+  bool sum_ok = true;
+};
+Result<GlooRing> parse_gloo_ring(std::string_view line);
+
+// One or more "collective" findings per node, in `ring.nodes` order, by attribute_ring's rule on
+// three nodes or more: the slow node FAILs, a slow link it does not explain is a warn on its
+// receiver; a wrong sum FAILs every node.
+std::vector<std::vector<Finding>> judge_gloo_ring(const GlooRing& ring);
 
 }  // namespace trnslurm::health
