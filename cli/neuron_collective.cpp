@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <future>
+#include <optional>
 
 #include "process.hpp"
 #include "slurm_lookup.hpp"
@@ -19,14 +25,30 @@ std::string env_or(const char* name, std::string fallback) {
   return v && *v ? std::string(v) : std::move(fallback);
 }
 
+// A port no socket here uses now, from the kernel: a fixed choice can meet a port the kernel gave
+// an outgoing connection (the ephemeral range). Another host may differ, but any choice guesses.
+std::optional<std::uint16_t> free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return std::nullopt;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  socklen_t len = sizeof addr;
+  std::optional<std::uint16_t> port;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
 // nccom-test across `hosts`: MPI execution (--hosts) with NEURON_RT_ROOT_COMM_ID at the first
-// host, as its record says; `run` numbers the runs of one job so that runs at once get their own
-// port. 32 MiB (its default size) of fp32, few iterations: the check looks for a node far below
+// host, as its record says; `run` numbers the runs of one job, for a port of their own when the
+// kernel gives none. 32 MiB (its default size) of fp32, few iterations: the check looks for a node far below
 // the rest, not for the last percent.
 health::NccomResult run_nccom(const std::vector<std::string>& hosts, std::uint32_t ranks_per_node,
                               std::uint64_t run) {
   const auto job = parse_number<std::uint64_t>(env_or("SLURM_JOB_ID", "0")).value_or(0);
-  const auto port = 40000 + ((job * 64) + run) % 20000;
+  const std::uint64_t port = free_port().value_or(40000 + ((job * 64) + run) % 20000);
   const auto addr = slurm_lookup::node_addr(hosts.front()).value_or(hosts.front());
   std::vector<std::string> argv{"env",
                                 fmt::format("NEURON_RT_ROOT_COMM_ID={}:{}", addr, port),
