@@ -34,8 +34,13 @@ def main() -> int:
     a = p.parse_args()
     node = node_name()
     slow = is_slow(node)
-    # A port of this job's own: other jobs (and other clusters) may run on the same hosts.
-    port = 20000 + int(os.environ.get("SLURM_JOB_ID", "0")) * 7 % 20000
+    # A port of this job's own: other jobs, and other clusters whose job ids are the same, may run
+    # on the same hosts (the plugin's MASTER_PORT tells clusters apart). It stays below Linux's
+    # ephemeral range (net.ipv4.ip_local_port_range, 32768 up), where outgoing connections take
+    # theirs.
+    job = int(os.environ.get("SLURM_JOB_ID", "0"))
+    cluster = int(os.environ.get("MASTER_PORT", "0"))
+    port = 20000 + (cluster * 7919 + job * 7) % 12000
     rank, world = join(os.environ.get("MASTER_ADDR", "127.0.0.1"), port)
     x = torch.ones(a.bytes // 4, dtype=torch.float32)
     per_op = timed_all_reduce(x, a.iters, 1, slow)  # one warm-up: connections made
