@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <future>
 #include <optional>
+#include <ranges>
+#include <string_view>
 
 #include "process.hpp"
 #include "slurm_lookup.hpp"
@@ -41,18 +43,31 @@ std::optional<std::uint16_t> free_port() {
   return port;
 }
 
+// The tool to run: TRNSLURM_NCCOM_TEST, else nccom-test on PATH; nullopt when there is none.
+std::optional<std::string> nccom_tool() {
+  const auto name = env_or("TRNSLURM_NCCOM_TEST", "nccom-test");
+  if (name.find('/') != std::string::npos)
+    return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+  const std::string path = env_or("PATH", "/usr/bin:/bin");
+  for (const auto dir : std::views::split(path, ':')) {
+    const auto candidate = std::string(std::string_view(dir)) + "/" + name;
+    if (!std::string_view(dir).empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
 // nccom-test across `hosts`: MPI execution (--hosts) with NEURON_RT_ROOT_COMM_ID at the first
 // host, as its record says; `run` numbers the runs of one job, for a port of their own when the
 // kernel gives none. 32 MiB (its default size) of fp32, few iterations: the check looks for a node far below
 // the rest, not for the last percent.
-health::NccomResult run_nccom(const std::vector<std::string>& hosts, std::uint32_t ranks_per_node,
-                              std::uint64_t run) {
+health::NccomResult run_nccom(const std::string& tool, const std::vector<std::string>& hosts,
+                              std::uint32_t ranks_per_node, std::uint64_t run) {
   const auto job = parse_number<std::uint64_t>(env_or("SLURM_JOB_ID", "0")).value_or(0);
   const std::uint64_t port = free_port().value_or(40000 + ((job * 64) + run) % 20000);
   const auto addr = slurm_lookup::node_addr(hosts.front()).value_or(hosts.front());
   std::vector<std::string> argv{"env",
                                 fmt::format("NEURON_RT_ROOT_COMM_ID={}:{}", addr, port),
-                                env_or("TRNSLURM_NCCOM_TEST", "nccom-test"),
+                                tool,
                                 "-r",
                                 std::to_string(ranks_per_node * hosts.size()),
                                 "-N",
@@ -92,7 +107,18 @@ std::vector<health::NodeReport> neuron_collective(const std::vector<std::string>
   const std::uint32_t ranks =
       std::max<std::uint32_t>(physical_cores(topology, instance).value_or(1) / lnc, 1);
   const auto expected = instance.type ? health::expected_busbw(*instance.type) : std::nullopt;
-  const auto whole = run_nccom(nodes, ranks, 0);
+  const auto tool = nccom_tool();
+  if (!tool) {
+    // Not the nodes' fault: a FAIL here would exclude every node of the job.
+    for (const auto& n : nodes)
+      out.push_back({n,
+                     {{"collective", health::Status::warn,
+                       "nccom-test not found on PATH (it comes with the Neuron tools, aws-neuronx-tools; or "
+                       "name it with TRNSLURM_NCCOM_TEST): the collective did not run"}},
+                     job_nodes});
+    return out;
+  }
+  const auto whole = run_nccom(*tool, nodes, ranks, 0);
   std::vector<health::NccomResult> pairs;
   if (health::needs_pairs(whole, expected, nodes.size())) {
     pairs.resize(nodes.size());
@@ -100,7 +126,7 @@ std::vector<health::NodeReport> neuron_collective(const std::vector<std::string>
       std::vector<std::future<health::NccomResult>> running;
       running.reserve(round.size());
       for (const auto e : round)
-        running.push_back(std::async(std::launch::async, run_nccom,
+        running.push_back(std::async(std::launch::async, run_nccom, *tool,
                                      std::vector<std::string>{nodes[e], nodes[(e + 1) % nodes.size()]}, ranks,
                                      e + 1));
       for (std::size_t i = 0; i < round.size(); ++i) pairs[round[i]] = running[i].get();

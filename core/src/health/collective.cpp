@@ -162,6 +162,16 @@ std::vector<Finding> judge_collective(const std::vector<std::string>& nodes, con
     }
     return out;
   }
+  if (std::ranges::none_of(pairs, &NccomResult::ok)) {
+    // A failure every run shares is the tool's or the network's set-up (nccom-test missing, hosts
+    // it cannot reach), not one node's: excluding every node would stop the job for nothing.
+    for (auto& f : out) {
+      f.status = Status::warn;
+      f.detail +=
+          fmt::format("; every pair of the ring failed too ({}): not one node", figure(pairs.front()));
+    }
+    return out;
+  }
   std::vector<std::optional<double>> edges;
   edges.reserve(n);
   for (const auto& p : pairs) edges.push_back(p.ok() ? p.avg_busbw : std::nullopt);

@@ -147,6 +147,16 @@ TEST_CASE("collective: the verdict per node") {
   f = judge_collective(nodes, low, expected, {result(2), result(2), result(2)});
   for (const auto& x : f) CHECK(x.status == Status::warn);
   CHECK(f[0].detail.ends_with("every pair of the ring alike (fastest 2.00 GB/s): not one node"));
+  // Every run failed alike: the set-up's failure, not a node's; no node is failed for it.
+  const auto failed_run = parse_nccom_output("Neuron DKMS Driver is not running!\n");
+  f = judge_collective(nodes, failed_run, expected, {failed_run, failed_run, failed_run});
+  for (const auto& x : f) CHECK(x.status == Status::warn);
+  CHECK(
+      f[2].detail.ends_with("; every pair of the ring failed too (failed (no result table: 'Neuron DKMS "
+                            "Driver is not running!')): not one node"));
+  // One pair measured: the failed ones still name their node.
+  f = judge_collective(nodes, failed_run, expected, {result(20), failed_run, failed_run});
+  CHECK(f[2].status == Status::fail);
   // Two nodes: one pair, the whole; a failure fails both.
   const auto failed = parse_nccom_output("1 errors found - test failed\n");
   f = judge_collective({"n1", "n2"}, failed, expected, {});
