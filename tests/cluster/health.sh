@@ -132,6 +132,7 @@ expect_slow_n3() {  # LABEL WHY
   out=$(TRNSLURM_STANDIN_SLOW_NODES=n3 "$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks collective)
   rc=$?
   set -e
+  [ "$rc" = 1 ] || printf '%s\n' "$out" >&2  # what the nodes said, to tell why
   expect_eq "$1: exit with a slow node" 1 "$rc"
   expect_eq "$1: n3 alone failing" "n1 ok
 n2 ok

@@ -2,7 +2,7 @@
 one process a node in a Slurm step, joined through torch.distributed's gloo, a timed all_reduce,
 and the stand-ins' slow-node knob.
 
-TRNSLURM_STANDIN_SLOW_NODES=n3,... makes those nodes answer slowly: SLOW_SECONDS of sleep before
+TRNSLURM_STANDIN_SLOW_NODES=n3,... makes those nodes answer slowly: a sleep before
 each timed operation, for the tests that the slow node is named."""
 
 import datetime
@@ -40,13 +40,20 @@ def join(addr, port, timeout=60):
 def timed_all_reduce(x, iters, warmup, slow):
     """Seconds per all_reduce of x, averaged over `iters` after `warmup` untimed ones; a slow
     node sleeps before each timed one, so every rank waits for it."""
+    took = 0.0
     for _ in range(warmup):
+        t = time.monotonic()
         dist.all_reduce(x)
+        took = time.monotonic() - t
+    # Slow against this run's own speed (8 warm-up operations, at most 2 s): on a loaded machine
+    # a fixed pause can come near a healthy pair's time, measured in another run, and the slow
+    # node would no longer stand out by the check's factor of 4.
+    pause = min(max(SLOW_SECONDS, 8 * took), 2.0)
     dist.barrier()
     t0 = time.monotonic()
     for _ in range(iters):
         if slow:
-            time.sleep(SLOW_SECONDS)
+            time.sleep(pause)
         dist.all_reduce(x)
     return (time.monotonic() - t0) / max(iters, 1)
 
