@@ -22,6 +22,7 @@
 #include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/health/drain.hpp"
 #include "trnslurm/util/parse_number.hpp"
+#include "trnslurm/util/scontrol_record.hpp"
 
 namespace trnslurm::cli {
 
@@ -38,10 +39,8 @@ std::string env_or(const char* name, std::string fallback = {}) {
 std::string excluded_now(const std::string& job) {
   const auto shown = run_process({"scontrol", "show", "job", "-o", job});
   if (!shown) return {};
-  const auto at = shown->out.find("ExcNodeList=");
-  if (at == std::string::npos) return {};
-  auto value = shown->out.substr(at + 12, shown->out.find_first_of(" \n", at) - at - 12);
-  return value == "(null)" ? std::string() : value;
+  const auto value = scontrol_field(shown->out, "ExcNodeList");
+  return value == "(null)" ? std::string() : std::string(value);
 }
 
 // The plugin's --trn-preflight for the pre-flight's srun, as srun reads a SPANK option from its

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnslurm/util/printable.hpp"
+#include "trnslurm/util/scontrol_record.hpp"
 
 namespace trnslurm::health {
 
@@ -38,14 +39,8 @@ std::vector<std::string> drain_command(const std::string& scontrol, const std::s
 }
 
 bool drained_by_trnslurm(std::string_view show_node) {
-  // The value of " key=" up to the next space; Reason= holds spaces, but only its start matters.
-  const auto value = [&](std::string_view key) -> std::string_view {
-    const auto at = (" " + std::string(show_node)).find(" " + std::string(key));
-    if (at == std::string::npos) return {};
-    const auto rest = show_node.substr(at + key.size());
-    return rest.substr(0, rest.find_first_of(" \n"));
-  };
-  return value("State=").find("DRAIN") != std::string_view::npos && value("Reason=") == "trnslurm:";
+  return scontrol_field(show_node, "State").find("DRAIN") != std::string_view::npos &&
+         scontrol_field(show_node, "Reason") == "trnslurm:";
 }
 
 std::string drain_note(bool recipe_allows, std::optional<bool> site_allows,
