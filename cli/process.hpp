@@ -15,7 +15,7 @@ struct RunOptions {
 };
 
 // Runs `argv` (argv[0] looked up in PATH unless it is a path), capturing stdout and stderr. The only place
-// that starts subprocesses (Boost.Process v2), never through a shell.
+// that starts subprocesses (posix_spawn), never through a shell.
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv, RunOptions options = {});
 
 inline CommandRunner process_runner(RunOptions options = {}) {

@@ -47,14 +47,6 @@ endif()
 add_library(trnslurm::fabric_headers INTERFACE IMPORTED)
 target_include_directories(trnslurm::fabric_headers INTERFACE "${FABRIC_INCLUDE_DIR}")
 
-# Static: linked into trnslurm so that it loads no C++ shared library (cli/CMakeLists.txt).
-set(Boost_USE_STATIC_LIBS ON)
-find_package(Boost 1.81 QUIET COMPONENTS filesystem)
-if(NOT Boost_FOUND)
-  trnslurm_missing("Boost 1.81 with Boost.Process v2 and Boost.Filesystem"
-                   "libboost1.81-dev libboost-filesystem1.81-dev")
-endif()
-
 find_package(fmt QUIET)
 if(NOT fmt_FOUND)
   trnslurm_missing("fmt" libfmt-dev)
