@@ -3,10 +3,12 @@
 # for what it reports, never for its times. sdiag's count of job queries is a count, and checked.
 source "$(dirname "$0")/lib.sh"
 
-out=$("$TRNSLURM_SOURCE_DIR/bench/chain" --quick --existing --trnslurm "$TRNSLURM_BIN" 2>&1) ||
+# The baseline arm too (the same binary: only that the arm runs is checked).
+out=$("$TRNSLURM_SOURCE_DIR/bench/chain" --quick --existing --trnslurm "$TRNSLURM_BIN" --baseline "$TRNSLURM_BIN" 2>&1) ||
   fail "bench/chain --quick failed: $out"
 expect_match "chain: submit ratio" "^submit \(3 chains back to back.*: [0-9.]+x \(target <= 1.20x\)" "$out"
 expect_match "chain: submit against the same calls" "^submit, against the same 12 sbatch calls trnslurm makes .*: [0-9.]+x$" "$out"
+expect_match "chain: against the baseline" "^submit, against the baseline .*: [0-9.]+x \(the baseline against 12 x sbatch --parsable: [0-9.]+x\)$" "$out"
 expect_match "chain: list ratio" "^list \(3 live chains.*: [0-9.]+x \(target <= 1.50x\)" "$out"
 expect_match "chain: status ratio" "^status \(1 of 3 live chains.*: [0-9.]+x \(target <= 1.50x\)" "$out"
 # One job query per refresh, whatever the number of chains.
@@ -19,6 +21,12 @@ out=$("$TRNSLURM_SOURCE_DIR/bench/plugin_overhead" --quick --existing 2>&1) ||
 expect_match "plugin: the arms" "median without plugin [0-9.]+ s, with [0-9.]+ s, minimal plugin [0-9.]+ s" "$out"
 expect_match "plugin: with and without" "with/without, paired by round: median ratio [0-9.]+ \(overhead [-+][0-9.]+ %, interquartile [-+][0-9.]+ \.\. [-+][0-9.]+ %\), [-+][0-9.]+ us per task" "$out"
 expect_match "plugin: the floor" "minimal plugin \(the floor\)/without, same rounds: median ratio [0-9.]+ \([-+][0-9.]+ %, interquartile" "$out"
+expect_match "plugin: CPU time" "CPU time per step: median without plugin [0-9.]+ s, with [0-9.]+ s; with/without, paired by round: median ratio [0-9.]+ \(overhead [-+][0-9.]+ %, interquartile [-+][0-9.]+ \.\. [-+][0-9.]+ %\), [-+][0-9.]+ us per task, [-+][0-9.]+ ms per node" "$out"
+expect_match "plugin: CPU time of the floor" "CPU time, minimal plugin \(the floor\)/without: median ratio [0-9.]+" "$out"
+# The meter's cgroup is gone and the cluster's slurmds are back where they were.
+leftover=$(awk '$3 == "cgroup2" || ($3 == "cgroup" && $4 ~ /cpuacct/) {print $2}' /proc/mounts |
+  while read -r m; do ls -d "$m"/trnslurm-bench-* 2>/dev/null || true; done)
+expect_eq "plugin: no cgroup left behind" "" "$leftover"
 expect_eq "plugin: plugstack.conf restored" "$plugstack" "$(cat "$TRNSLURM_CLUSTER_DIR/etc/plugstack.conf")"
 expect_nodes_idle "the benches"
 finish
