@@ -21,6 +21,17 @@ expect_eq "only convert ran" "convert" "$(cat "runs/$c/order")"
 capture "$trn" logs "$c"
 expect_contains "logs defaults to the failed stage" "compiling" "$out"
 
+# No sbatch at all (a PATH without Slurm's commands): nothing is submitted, the message says
+# which command is missing and where it was looked for, and the chain is recorded as rolled back.
+mkdir -p "$work/no-slurm"
+ln -sf "$(command -v setpriv)" "$work/no-slurm/setpriv"  # the test user's wrapper needs it
+capture env PATH="$work/no-slurm" "$trn" submit --samples 1000
+expect_eq "exit code without sbatch" 1 "$rc"
+expect_contains "missing sbatch named" "sbatch of stage convert (1 of 4): 'sbatch' not found in PATH" "$out"
+expect_contains "nothing submitted without sbatch" "no job had been submitted" "$out"
+x=$(chain_of "$(grep 'not submitted' <<<"$out")")
+expect_contains "recorded state without sbatch" "rolled-back" "$("$trn" list | grep "$x")"
+
 # sbatch failing at stage k (a partition that does not exist, for that stage only): every job
 # already submitted is cancelled, sbatch's own message is shown, the exit code is 1.
 k=0
