@@ -99,12 +99,13 @@ class LogReader:
             raise ExtractError(f"{module.path}: {qualname} is a class, not a function")
         return node
 
-    def log_format(self, path, qualname, prefix=None):
+    def log_format(self, path, qualname, prefix=None, callee="print"):
+        """The one line `qualname` prints through a call whose name ends with `callee`."""
         module = self.repo.module(path)
         func = self.function(module, qualname)
         found = []
         for node in scope_nodes(func):
-            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("print") and node.args:
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(callee) and node.args:
                 pieces = _pieces(node.args[0], where(module, node))
                 if pieces is not None and (prefix is None or signature(pieces).startswith(prefix)):
                     found.append(pieces)

@@ -40,7 +40,7 @@ def problems(record):
     documentation pages (pages, tool)."""
     check = _Check()
     body = ["pages", "tool"] if isinstance(record, dict) and "tool" in record else ["scripts", "launchers", "log_formats"]
-    if not check.keys("record", record, list(HEADER) + body):
+    if not check.keys("record", record, list(HEADER) + body, [] if "tool" in body else ["torchtitan"]):
         return check.problems
     for key, kind in HEADER.items():
         check.typed(key, record[key], kind, f"{kind.__name__}")
@@ -61,6 +61,8 @@ def problems(record):
         _launcher(check, f"launchers[{path}]", launcher, record["scripts"], record["launchers"])
     for key, fmt in _items(check, "log_formats", record["log_formats"]):
         _log_format(check, f"log_formats[{key}]", fmt)
+    if "torchtitan" in record:
+        _torchtitan(check, record)
     return check.problems
 
 
@@ -69,8 +71,10 @@ def _items(check, where, obj):
 
 
 def _script(check, where, script):
-    if not check.keys(where, script, ["parse", "parser", "flags"]):
+    if not check.keys(where, script, ["parse", "parser", "flags"], ["allow_abbrev"]):
         return
+    if "allow_abbrev" in script:
+        check.typed(where + ".allow_abbrev", script["allow_abbrev"], bool, "true or false")
     if script["parse"] not in ("strict", "known"):
         check.fail(where, f"parse must be 'strict' or 'known', not {script['parse']!r}")
     check.typed(where + ".parser", script["parser"], str, "a path")
@@ -252,3 +256,36 @@ def _tool(check, record):
             if key not in cache:
                 check.fail("tool.cache", f"missing {key!r}")
     _sources(check, "tool", tool, pages)
+
+
+TITAN_FIELD_TYPES = SIMPLE_TYPES | {"list[str]"}
+
+
+def _torchtitan(check, record):
+    """The TorchTitan facts beside the scripts: every config field is a flag of the entry point."""
+    titan = record["torchtitan"]
+    keys = ["config_selection", "cli", "fields", "narrowed_by_registries", "varies_by_config", "launcher", "log",
+            "checkpoint", "not_seen"]
+    if not check.keys("torchtitan", titan, keys):
+        return
+    entry = record["scripts"].get("torchtitan/train.py") if isinstance(record["scripts"], dict) else None
+    if not isinstance(entry, dict):
+        check.fail("torchtitan", "the entry point torchtitan/train.py is not among the scripts")
+        return
+    dests = {f.get("dest") for f in entry.get("flags", []) if isinstance(f, dict)}
+    if check.typed("torchtitan.fields", titan["fields"], list, "a list"):
+        for i, field in enumerate(titan["fields"]):
+            where = f"torchtitan.fields[{i}]"
+            if not check.keys(where, field, ["name", "type", "choices", "optional", "default", "declared"]):
+                continue
+            if field["type"] not in TITAN_FIELD_TYPES and not str(field["type"]).startswith("other:"):
+                check.fail(where, f"unknown type {field['type']!r}")
+            if field["name"] not in dests:
+                check.fail(where, f"{field['name']} has no flag in scripts[torchtitan/train.py]")
+    for key in ("strict", "unknown_flag_exit", "bool_forms", "list_separator"):
+        if isinstance(titan["cli"], dict) and key not in titan["cli"]:
+            check.fail("torchtitan.cli", f"missing {key!r}")
+    if isinstance(titan["log"], dict) and titan["log"].get("step_key") not in record["log_formats"]:
+        check.fail("torchtitan.log.step_key", "not a recorded log format")
+    if not (isinstance(titan["not_seen"], list) and titan["not_seen"]):
+        check.fail("torchtitan.not_seen", "a non-empty list expected: the fork's source is not read")

@@ -88,7 +88,7 @@ class Walk {
   Resolved resolve(std::string_view name) const {
     if (const Flag* f = script_.find(name)) return {f, {}};
     Resolved r;
-    if (!name.starts_with("--")) return r;
+    if (!name.starts_with("--") || !script_.allow_abbrev) return r;
     for (const auto& option : script_.option_names())
       if (option.starts_with(name)) r.prefixed.push_back(option);
     if (r.prefixed.size() == 1) r.flag = script_.find(r.prefixed.front());

@@ -132,17 +132,32 @@ ArgProblem choice_problem(const Flag& flag, std::string_view value) {
       close ? fmt::format("did you mean '{}'?", *close) : "upstream stops with 'invalid choice'");
 }
 
+// The type a value is read as: a tyro Optional field ("other:int | None") reads the word None as
+// None and anything else as its inner type.
+ValueType value_type_of(const Flag& flag, std::string_view value) {
+  constexpr std::string_view prefix = "other:", suffix = " | None";
+  const std::string_view text = flag.type_text;
+  if (flag.type != ValueType::other || !text.starts_with(prefix) || !text.ends_with(suffix)) return flag.type;
+  if (value == "None") return ValueType::none;
+  const auto inner = text.substr(prefix.size(), text.size() - prefix.size() - suffix.size());
+  if (inner == "int") return ValueType::integer;
+  if (inner == "float") return ValueType::floating;
+  return ValueType::other;
+}
+
 }  // namespace
 
 std::optional<ArgProblem> check_value(const Flag& flag, std::string_view value) {
   const auto& name = flag.names.front();
-  if (flag.type == ValueType::boolean && reads_as_false(value)) return bool_problem(flag, value);
-  if (flag.type == ValueType::integer && !python_int(value))
+  const ValueType type = value_type_of(flag, value);
+  if (type == ValueType::boolean && reads_as_false(value)) return bool_problem(flag, value);
+  if (type == ValueType::integer && !python_int(value))
     return problem(ArgIssue::bad_type, fmt::format("'{}' is not an int, which '{}' takes", value, name),
                    "upstream stops with 'invalid int value'");
-  if (flag.type == ValueType::floating && !python_float(value))
+  if (type == ValueType::floating && !python_float(value))
     return problem(ArgIssue::bad_type, fmt::format("'{}' is not a float, which '{}' takes", value, name),
                    "upstream stops with 'invalid float value'");
+  if (flag.type == ValueType::other && type == ValueType::none) return std::nullopt;  // None
   if (!flag.choices.empty() &&
       std::ranges::none_of(flag.choices, [&](const auto& c) { return choice_matches(c, value); }))
     return choice_problem(flag, value);

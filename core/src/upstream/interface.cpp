@@ -148,6 +148,10 @@ Result<ScriptInterface> script_of(const std::string& name, const json& j, const 
   auto parser = r.string(j, "parser", path);
   if (!parser) return std::unexpected(parser.error());
   s.parser_file = std::move(*parser);
+  if (const auto abbrev = j.find("allow_abbrev"); abbrev != j.end()) {
+    if (!abbrev->is_boolean()) return r.bad(path + ".allow_abbrev", "true or false");
+    s.allow_abbrev = abbrev->get<bool>();
+  }
   auto flags = r.typed(j, "flags", path, json::value_t::array, "a list");
   if (!flags) return std::unexpected(flags.error());
   for (std::size_t i = 0; i < (*flags)->size(); ++i) {

@@ -21,7 +21,8 @@ namespace trnslurm::upstream {
 enum class ParseMode { strict, known };
 
 // argparse's type=: none (no type=, the value stays a string), int, float, str, bool (any
-// non-empty word is true), other (a callable the record names in Flag::type_text).
+// non-empty word is true), other (a callable the record names in Flag::type_text; for a tyro
+// field "other:T | None" is an optional T, which also takes the word None).
 enum class ValueType { none, integer, floating, string, boolean, other };
 
 struct Flag {
@@ -44,6 +45,8 @@ struct Flag {
 struct ScriptInterface {
   std::string path;  // in the upstream repository, e.g. examples/training/llama/convert_checkpoints.py
   ParseMode parse = ParseMode::strict;
+  // argparse takes a unique prefix of a flag for the flag; tyro's parser (TorchTitan) does not.
+  bool allow_abbrev = true;
   std::string parser_file;                          // the file holding the add_argument calls
   std::vector<Flag> flags;                          // in source order
   const Flag* find(std::string_view option) const;  // exact option string, nullptr if none
