@@ -1,0 +1,3 @@
+"""Models by their upstream short names (the conversion scripts' --model_name)."""
+
+_supported_models = frozenset({"llama3", "qwen3"})
