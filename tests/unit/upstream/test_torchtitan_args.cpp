@@ -114,5 +114,5 @@ TEST_CASE("torchtitan args: the conversion scripts' flags") {
   const auto problems = check_args(*to_hf, *words);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].issue == ArgIssue::bad_choice);
-  CHECK(problems[0].hint.find("bfloat16") != std::string::npos);
+  CHECK(problems[0].what.find("float16, bfloat16, float32") != std::string::npos);
 }
