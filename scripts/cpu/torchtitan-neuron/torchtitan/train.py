@@ -12,6 +12,7 @@ TRNSLURM_STANDIN_FAIL_AFTER=N (every rank exits 1 right after step N and its che
 TRNSLURM_STANDIN_TINY_MODEL=1, TRNSLURM_STANDIN_INITIAL_LOAD, TRNSLURM_STANDIN_LOG (JSON-lines
 events: start, step, checkpoint, end), TRNSLURM_TORCHTITAN_RECORD (another record)."""
 
+import datetime
 import json
 import logging
 import os
@@ -72,8 +73,7 @@ def train(config):
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     if world > 1:
-        dist.init_process_group("gloo", timeout=__import__("datetime").timedelta(
-            seconds=config.comm.init_timeout_seconds))
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=config.comm.init_timeout_seconds))
     dims = ParallelDims(config.parallelism, world)
     t = config.training
     if dims.tp > 1 and config.parallelism.enable_sequence_parallel and t.seq_len % dims.tp:

@@ -201,4 +201,3 @@ class CheckpointManager:
                 raise RuntimeError(f"{target}: no dataloader state for rank {_rank()} (saved with fewer ranks; "
                                    "add dataloader to --checkpoint.exclude_from_loading)")
             self.dataset.load_state_dict(torch.load(mine)["dataloader"])
-        self.train_state = main["train_state"] if "train_state" not in exclude else {}

@@ -54,9 +54,6 @@ class Section:
     def __setattr__(self, name, value):
         self.__dict__["_values"][name] = value
 
-    def to_dict(self):
-        return {k: v.to_dict() if isinstance(v, Section) else v for k, v in self._values.items()}
-
 
 @dataclass
 class ModelSpec:

@@ -24,12 +24,12 @@ def _norm(option: str) -> str:
 
 
 def _flags():
-    """{normalised option: flag} for the entry point's flags in the record."""
+    """{normalised option: (flag, the option as the record writes it)} for the entry point."""
     script = record()["scripts"]["torchtitan/train.py"]
     table = {}
     for flag in script["flags"]:
         for name in flag["names"]:
-            table[_norm(name)] = flag
+            table.setdefault(_norm(name), (flag, name))
     return table
 
 
@@ -154,12 +154,10 @@ def parse_args(args):
         if not word.startswith("--"):
             _usage_error(f"unrecognized arguments: {word}", "is a flag missing before it?")
         option, eq, inline = word.partition("=")
-        flag = table.get(_norm(option))
+        flag, _ = table.get(_norm(option), (None, None))
         if flag is None or flag["dest"] in ("module", "config"):
             close = difflib.get_close_matches(_norm(option), list(table), n=1, cutoff=0.6)
-            _usage_error(f"Unrecognized options: {option}",
-                         f"Did you mean {next(n for n in flag_names(table[close[0]]) if _norm(n) == close[0])}?"
-                         if close else "")
+            _usage_error(f"Unrecognized options: {option}", f"Did you mean {table[close[0]][1]}?" if close else "")
         if flag["action"] in ("store_true", "store_false"):
             if eq:
                 _usage_error(f"{option}: a boolean flag takes no value ('{inline}' given); "
@@ -181,6 +179,3 @@ def parse_args(args):
             _usage_error(f"{option}: {e}")
     return config
 
-
-def flag_names(flag):
-    return flag["names"]
