@@ -24,7 +24,6 @@ from argparse_facts import ArgparseReader  # noqa: E402
 from config_facts import ConfigReader  # noqa: E402
 from gitsrc import ExtractError, GitSource  # noqa: E402
 from log_facts import LogReader  # noqa: E402
-from pymodule import where  # noqa: E402
 from record_io import arguments, deliver  # noqa: E402
 from shell_words import commands  # noqa: E402
 
@@ -121,11 +120,12 @@ def config_selection(src):
         "flags": ["--module", "--config"],
         "both_required": True,
         "forms": ["--module M", "--module=M"],
-        "fully_qualified_module": "Fully qualified" in text or "candidate in" in text,
+        # any importable module (cfd67d392): tried as M.config_registry, then as M itself
+        "fully_qualified_module": 'f"{module_name}.config_registry", module_name' in text,
         "registry_attribute_tried_first": ".config_registry",
         "source": _line_of(src, MANAGER, r'arg\.startswith\("--module="\)'),
         "parser": "tyro.cli",
-        "parser_source": where(type("M", (), {"path": MANAGER})(), calls[0]),
+        "parser_source": f"{MANAGER}:{calls[0].lineno}",
         "unknown_args_returned": "return_unknown_args" in keywords,
     }
 
@@ -138,15 +138,11 @@ def cli_rules(selection):
         "underscore_hyphen_equivalent": True,
         "bool_forms": ["--S.F", "--S.no_F", "--S.no-F"],
         "bool_value_refused": True,
-        "bool_source": _line_of_docs(),
+        "bool_source": "docs/debugging.md: Overriding Boolean Flags from Config via CLI",
         "list_separator": ",",
         "list_source": f"{MANAGER}: list_str_rule",
         "value_forms": ["--S.F V", "--S.F=V"],
     }
-
-
-def _line_of_docs():
-    return "docs/debugging.md: Overriding Boolean Flags from Config via CLI"
 
 
 def launcher(src):
