@@ -156,6 +156,88 @@ class BrokenCopies(unittest.TestCase):
         self.assertCaught(record, "allow_abbrev")
 
 
+FIXTURE = os.path.join(HERE, "fixtures", "mini-torchtitan")
+
+
+def make_repo(parent, drop=()):
+    repo = os.path.join(parent, "repo")
+    shutil.copytree(FIXTURE, repo)
+    for path in drop:
+        os.remove(os.path.join(repo, path))
+    git = ["git", "-C", repo, "-c", "user.name=fixture", "-c", "user.email=fixture@invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "fixture"], check=True)
+    return repo
+
+
+class MiniRepository(unittest.TestCase):
+    """The extractor on fixtures/mini-torchtitan: each rule of the tyro tree it reads."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        out = os.path.join(cls.tmp, "out.json")
+        done = extract(make_repo(cls.tmp), "HEAD", out)
+        assert done.returncode == 0, done.stderr
+        with open(out, encoding="utf-8") as f:
+            cls.record = json.load(f)
+        cls.fields = {f["name"]: f for f in cls.record["torchtitan"]["fields"]}
+        cls.flags = {n: f for f in cls.record["scripts"][TRAIN]["flags"] for n in f["names"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_sections_and_suppressed_fields(self):
+        self.assertEqual(list(self.fields), [
+            "dump_folder", "dataloader.dataset", "dataloader.infinite", "training.local_batch_size",
+            "training.seq_len", "training.max_norm", "training.dtype", "parallelism.tensor_parallel_degree",
+            "parallelism.enable_sequence_parallel", "parallelism.layers_per_stage", "parallelism.fqns",
+            "checkpoint.enable", "checkpoint.exclude_from_loading"])
+
+    def test_registry_narrows_the_dataloader(self):
+        """The registries build TextDataLoader.Config: its fields and default, not the base class's."""
+        self.assertEqual(self.fields["dataloader.dataset"]["default"], "c4_test")
+        self.assertIn("dataloader", self.record["torchtitan"]["narrowed_by_registries"])
+
+    def test_types(self):
+        got = {n: (f["type"], f["optional"], f["default"], f["choices"]) for n, f in self.fields.items()}
+        self.assertEqual(got["training.max_norm"], ("float", False, 1.0, None))
+        self.assertEqual(got["training.dtype"], ("str", False, "float32", ["bfloat16", "float32"]))
+        self.assertEqual(got["parallelism.layers_per_stage"], ("int", True, None, None))
+        self.assertEqual(got["parallelism.fqns"], ("list[str]", False, ["a", "b"], None))
+        self.assertEqual(got["checkpoint.exclude_from_loading"], ("list[str]", False, [], None))
+
+    def test_flags(self):
+        self.assertEqual(self.flags["--parallelism.layers-per-stage"]["type"], "other:int | None")
+        self.assertEqual(self.flags["--parallelism.no-enable-sequence-parallel"]["action"], "store_false")
+        self.assertEqual(self.flags["--parallelism.enable_sequence_parallel"]["action"], "store_true")
+        self.assertTrue(self.flags["--module"]["required"])
+        self.assertNotIn("--training.hidden_knob", self.flags)
+        self.assertNotIn("--model_spec", self.flags)
+
+    def test_launcher_log_and_checkpoint(self):
+        titan = self.record["torchtitan"]
+        self.assertEqual(titan["launcher"]["env_defaults"], {"NGPU": "8", "LOG_RANK": "0", "MODULE": "llama3",
+                                                              "CONFIG": "debug"})
+        self.assertEqual(titan["launcher"]["slurm_template"]["command"][:3], ["srun", "torchrun", "--nnodes"])
+        self.assertEqual(titan["log"]["colors"], {"red": "\033[31m", "reset": "\033[39m"})
+        pieces = self.record["log_formats"][titan["log"]["step_key"]]["pieces"]
+        self.assertEqual(pieces[1:3], ["step: ", {"field": "step", "spec": "2"}])
+        self.assertEqual(titan["checkpoint"]["step_dir_source"], "torchtitan/components/checkpointer/dcp.py:18")
+        self.assertTrue(titan["config_selection"]["fully_qualified_module"])
+
+    def test_a_missing_fact_is_refused(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        out = os.path.join(tmp, "out.json")
+        done = extract(make_repo(tmp, drop=["torchtitan/components/metrics.py"]), "HEAD", out)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("torchtitan/components/metrics.py: not in", done.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
 class Rebuilt(unittest.TestCase):
     def test_reproduced_from_the_pinned_commit(self):
         repo = os.environ.get("TRNSLURM_TORCHTITAN_REPO")
