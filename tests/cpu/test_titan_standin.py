@@ -3,6 +3,8 @@ its command line is the record's and as strict, its step line, checkpoints, resu
 trap, the HF conversion round trip, the data split and LR schedule, and a two-process torchrun run.
 Run by CTest as cpu.titan_standin (label cpu) with Debian's python3 (torch 1.13)."""
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -23,6 +25,7 @@ CONVERT = ROOT / "scripts" / "checkpoint_conversion"
 sys.path.insert(0, str(ROOT))
 
 from torchtitan.components import lr_scheduler  # noqa: E402
+from torchtitan.config import manager  # noqa: E402
 from torchtitan.hf_datasets.text_datasets import DatasetError, load_documents, shard_bounds  # noqa: E402
 from torchtitan.tools import safetensors_io  # noqa: E402
 
@@ -38,14 +41,30 @@ def run(args, env=None, cwd=ROOT):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, env=full, cwd=cwd)
 
 
+_INPUTS = {}
+
+
+def setUpModule():
+    tmp = tempfile.TemporaryDirectory()
+    done = run([VENV / "python3", CPU / "make_titan_inputs.py", Path(tmp.name) / "in", "--docs", "60"])
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    _INPUTS["tmp"] = tmp
+
+
+def tearDownModule():
+    _INPUTS.pop("tmp").cleanup()
+
+
 class Inputs(unittest.TestCase):
+    """The inputs make_titan_inputs.py writes (once for the module) and a scratch directory per class."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = Path(cls.tmp.name)
-        done = run([VENV / "python3", CPU / "make_titan_inputs.py", cls.dir / "in", "--docs", "60"])
-        assert done.returncode == 0, done.stderr
-        cls.data, cls.hf = cls.dir / "in" / "data", cls.dir / "in" / "hf"
+        made = Path(_INPUTS["tmp"].name) / "in"
+        cls.data, cls.hf = made / "data", made / "hf"
 
     @classmethod
     def tearDownClass(cls):
@@ -61,35 +80,61 @@ class Inputs(unittest.TestCase):
 
 
 class CommandLine(Inputs):
-    def assertUsage(self, done, text):
-        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
-        self.assertIn(text, done.stderr)
+    """Parsed in this process (torchtitan.config.manager.parse_args) but for the exit-code test."""
+
+    def parse(self, *args):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                manager.parse_args([*TINY, *args])
+            except SystemExit as e:
+                return e.code, err.getvalue()
+        return 0, err.getvalue()
+
+    def assertUsage(self, got, text):
+        code, err = got
+        self.assertEqual(code, 2, err)
+        self.assertIn(text, err)
 
     def test_unknown_flag_exits_2_with_did_you_mean(self):
         done = self.train(self.dir / "o1", "--training.step", "3")
-        self.assertUsage(done, "Unrecognized options: --training.step")
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("Unrecognized options: --training.step", done.stderr)
         self.assertIn("Did you mean --training.steps", done.stderr)
+        self.assertFalse((self.dir / "o1").exists())
+
+    def test_accepted_forms(self):
+        config = manager.parse_args([*TINY, "--training.local-batch-size=4", "--parallelism.no_enable_sequence_parallel",
+                                     "--checkpoint.exclude_from_loading", "dataloader,optimizer",
+                                     "--lr_scheduler.decay_ratio", "None", "--debug.seed", "7"])
+        self.assertEqual(config.training.local_batch_size, 4)
+        self.assertFalse(config.parallelism.enable_sequence_parallel)
+        self.assertEqual(config.checkpoint.exclude_from_loading, ["dataloader", "optimizer"])
+        self.assertIsNone(config.lr_scheduler.decay_ratio)
+        self.assertEqual(config.debug.seed, 7)
+        self.assertEqual(config.training.seq_len, 32)  # the registry's, not the record's default
 
     def test_moved_flag_is_unknown(self):
-        self.assertUsage(self.train(self.dir / "o2", "--job.dump_folder", "/tmp/x"), "Unrecognized options")
+        self.assertUsage(self.parse("--job.dump_folder", "/tmp/x"), "Unrecognized options")
 
     def test_bad_int_and_choice(self):
-        self.assertUsage(self.train(self.dir / "o3", "--training.steps", "ten"), "'ten' is not an int")
-        self.assertUsage(self.train(self.dir / "o3", "--lr_scheduler.decay_type", "exp"), "'exp' is not one of")
+        self.assertUsage(self.parse("--training.steps", "ten"), "'ten' is not an int")
+        self.assertUsage(self.parse("--lr_scheduler.decay_type", "exp"), "'exp' is not one of")
 
     def test_bool_takes_no_value(self):
-        self.assertUsage(self.train(self.dir / "o4", "--checkpoint.enable=False"), "takes no value")
+        self.assertUsage(self.parse("--checkpoint.enable=False"), "takes no value")
+
+    def test_value_missing_and_stray_word(self):
+        self.assertUsage(self.parse("--training.steps"), "expected a value")
+        self.assertUsage(self.parse("stray"), "unrecognized arguments: stray")
 
     def test_module_and_config_required(self):
-        done = run([VENV / "python3", "-m", "torchtitan.train", "--config", "qwen3_tiny_cpu"])
-        self.assertNotEqual(done.returncode, 0)
-        self.assertIn("--module is required", done.stderr)
+        with self.assertRaisesRegex(ValueError, "--module is required"):
+            manager.parse_args(["--config", "qwen3_tiny_cpu"])
 
     def test_unknown_config_names_the_available_ones(self):
-        done = run([VENV / "python3", "-m", "torchtitan.train", "--module", "torchtitan_neuron.models.qwen3",
-                    "--config", "qwen3_8b"])
-        self.assertNotEqual(done.returncode, 0)
-        self.assertIn("qwen3_8b_tp4_fsdp16_sac", done.stderr)
+        with self.assertRaisesRegex(ValueError, "qwen3_8b_tp4_fsdp16_sac"):
+            manager.parse_args(["--module", "torchtitan_neuron.models.qwen3", "--config", "qwen3_8b"])
 
     def test_the_record_is_the_single_copy(self):
         """A record without training.steps makes the stand-in refuse the flag."""
@@ -104,10 +149,12 @@ class CommandLine(Inputs):
         self.assertIn("training.steps", done.stderr)
 
     def test_help_lists_the_record_flags(self):
-        done = run([VENV / "python3", "-m", "torchtitan.train", "--help"])
-        self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("--training.local_batch_size, --training.local-batch-size int (default: 8)", done.stdout)
-        self.assertIn("--checkpoint.no_enable", done.stdout)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit) as e:
+            manager.parse_args(["--help"])
+        self.assertEqual(e.exception.code, 0)
+        self.assertIn("--training.local_batch_size, --training.local-batch-size int (default: 8)", out.getvalue())
+        self.assertIn("--checkpoint.no_enable", out.getvalue())
 
 
 class Training(Inputs):
