@@ -100,6 +100,8 @@ class CommittedRecord(unittest.TestCase):
         text = "".join(p if isinstance(p, str) else "{}" for p in fmt["pieces"])
         self.assertEqual(text, "{}step: {}  {}loss: {}  {}grad_norm: {}  {}memory: {}GiB({}%)  {}tps: {}  "
                                "{}tflops: {}  {}mfu: {}{}")
+        self.assertEqual(fmt["call"]["counted"], {"self.step": "before"})  # the step logged is the one just done
+        self.assertEqual(fmt["call"]["arguments"]["step"], "self.step")
         log = self.record["torchtitan"]["log"]
         self.assertEqual(log["line_format"], "[titan] %(asctime)s - %(name)s - %(levelname)s - %(message)s")
         self.assertEqual(log["colors"]["red"], "\033[31m")
@@ -226,6 +228,10 @@ class MiniRepository(unittest.TestCase):
         pieces = self.record["log_formats"][titan["log"]["step_key"]]["pieces"]
         self.assertEqual(pieces[1:3], ["step: ", {"field": "step", "spec": "2"}])
         self.assertEqual(titan["checkpoint"]["step_dir_source"], "torchtitan/components/checkpointer/dcp.py:18")
+        call = self.record["log_formats"][titan["log"]["step_key"]]["call"]
+        self.assertEqual(call["arguments"], {"step": "self.step", "loss": "loss"})
+        self.assertEqual(call["counted"], {"self.step": "before"})
+        self.assertEqual(call["when"], ["self.metrics_processor.should_log(self.step)"])
         self.assertTrue(titan["config_selection"]["fully_qualified_module"])
 
     def test_a_missing_fact_is_refused(self):

@@ -172,6 +172,7 @@ def launcher(src):
 def step_line(src):
     reader = LogReader(src)
     fmt = reader.log_format(METRICS, "MetricsProcessor.log", prefix="{}step: ", callee="logger.info")
+    fmt["call"] = step_call(src, reader)
     formatter = re.search(r'logging\.Formatter\(\s*"([^"]+)"', src.read(LOGGING))
     if formatter is None:
         raise ExtractError(f"{LOGGING}: no logging.Formatter format")
@@ -191,6 +192,44 @@ def step_line(src):
         "colors_off_with": "--metrics.disable_color_printing",
         "step_key": f"{METRICS}#step",
     }
+
+
+def step_call(src, reader):
+    """How the trainer calls MetricsProcessor.log (the log format's `call`): the argument of each
+    parameter, the early return that skips it (`if not should_log: return`), and whether the step
+    counter moves before the step runs (`self.step += 1` in Trainer.train's loop, before
+    `self.train_step(...)`), i.e. whether the logged step counts the step just done."""
+    params = reader._params(METRICS, "MetricsProcessor.log")
+    module = reader.repo.module(TRAINER)
+    step_fn = reader.function(module, "Trainer.train_step")
+    sites = [n for n in ast.walk(step_fn) if isinstance(n, ast.Call)
+             and ast.unparse(n.func).endswith("metrics_processor.log")]
+    if len(sites) != 1:
+        raise ExtractError(f"{TRAINER}: {len(sites)} metrics_processor.log calls in Trainer.train_step; one expected")
+    args, keywords = reader._bound(sites[0], params)
+    arguments = {p: ast.unparse(a) for p, a in zip(params, args)}
+    arguments.update({k: ast.unparse(v) for k, v in keywords.items()})
+    when = reader._conditions(module, sites[0], step_fn)
+    assigned = {t.id: ast.unparse(n.value) for n in ast.walk(step_fn) if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name)}
+    for stmt in step_fn.body:
+        if stmt.lineno >= sites[0].lineno:
+            break
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
+                and any(isinstance(b, ast.Return) for b in stmt.body):
+            name = ast.unparse(stmt.test.operand)
+            when.append(assigned.get(name, name))
+    counter = arguments.get(params[0])
+    train = reader.function(module, "Trainer.train")
+    bumps = [n for n in ast.walk(train) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+             and ast.unparse(n.target) == counter]
+    runs = [n for n in ast.walk(train) if isinstance(n, ast.Call) and ast.unparse(n.func) == "self.train_step"]
+    if len(bumps) != 1 or len(runs) != 1:
+        raise ExtractError(f"{TRAINER}: Trainer.train moves {counter} {len(bumps)} times and runs train_step "
+                           f"{len(runs)} times; once each expected")
+    moment = "before" if (bumps[0].lineno, bumps[0].col_offset) < (runs[0].lineno, runs[0].col_offset) else "after"
+    return {"path": TRAINER, "function": "Trainer.train_step", "arguments": arguments, "when": when,
+            "counted": {counter: moment}}
 
 
 def checkpoint_layout(src):
