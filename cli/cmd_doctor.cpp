@@ -248,6 +248,7 @@ Command add_doctor(CLI::App& app) {
       "something stops it, 2 on bad options. Checks and what each FAILs on: docs/health.md.\n"
       "Examples:\n"
       "  trnslurm doctor\n"
+      "  trnslurm doctor --cluster                  # every usable node of the default partition\n"
       "  trnslurm doctor --cluster --partition trn1 --nodes 16   # one short job, one row per node\n"
       "  trnslurm doctor --cluster --nodelist 'n[1-3]' --checks errors,topology --json\n"
       "  srun -N 4 --ntasks-per-node=1 trnslurm doctor --no-probe   # every node of an allocation\n"
@@ -260,7 +261,9 @@ Command add_doctor(CLI::App& app) {
   add_node_health_options(*sub, opts->health);
   sub->add_flag("--cluster", opts->cluster, "Check many nodes as one short Slurm job: one row per node");
   sub->add_option("--partition,-p", opts->on.partition, "With --cluster: the partition to run on");
-  sub->add_option("--nodes,-N", opts->on.nodes, "With --cluster: how many nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--nodes,-N", opts->on.nodes,
+                  "With --cluster: how many nodes (default: every usable node of the partition)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--nodelist,-w", opts->on.nodelist, "With --cluster: these nodes (a Slurm node list)");
   sub->add_flag("--json", opts->json,
                 "Print JSON: node, versions, ok, and every check (status, check, detail)");

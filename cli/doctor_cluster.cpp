@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "colour.hpp"
 #include "commands.hpp"
@@ -12,6 +13,7 @@
 #include "process.hpp"
 #include "slurm_lookup.hpp"
 #include "trnslurm/health/cluster_report.hpp"
+#include "trnslurm/health/node_selection.hpp"
 
 namespace trnslurm::cli {
 
@@ -50,6 +52,22 @@ void print_rows(const std::vector<health::NodeRow>& rows) {
   }
 }
 
+// Slurm's view of the partition's nodes, read by the core's selection.
+Result<health::NodeSelection> usable_nodes(const std::optional<std::string>& partition) {
+  const auto ran = run_process(health::sinfo_nodes_command());
+  if (!ran) return std::unexpected(ran.error());
+  if (ran->exit_code != 0)
+    return fail(fmt::format("sinfo exited {}: {}", ran->exit_code, ran->err.substr(0, ran->err.find('\n'))),
+                "sinfo", "is Slurm reachable from here (SLURM_CONF)?");
+  return health::select_nodes(ran->out, partition);
+}
+
+std::string skipped_list(const std::vector<health::SkippedNode>& skipped) {
+  std::string out;
+  for (const auto& s : skipped) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", s.node, s.why);
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<health::NodeRow>> check_cluster(const ClusterDoctorOptions& o) {
@@ -78,7 +96,35 @@ Result<std::vector<health::NodeRow>> check_cluster(const ClusterDoctorOptions& o
                   first_err.empty() ? std::string("the step ended without its output") : first_err));
 }
 
-int run_cluster_doctor(const ClusterDoctorOptions& o) {
+int run_cluster_doctor(const ClusterDoctorOptions& options) {
+  auto o = options;
+  // Neither a count nor a list, outside a job (inside one, srun takes the job's own nodes): every
+  // node of the partition that can run a job now, and the others named.
+  std::optional<health::NodeSelection> selected;
+  if (!o.nodes && !o.nodelist && !std::getenv("SLURM_JOB_ID")) {
+    auto s = usable_nodes(o.partition);
+    if (!s) {
+      print_error(s.error());
+      return s.error().where.starts_with("--") ? exit_usage : exit_failure;
+    }
+    if (s->usable.empty()) {
+      print_error(Error{fmt::format("no node of partition {} can run a job now", s->partition),
+                        "doctor --cluster", "skipped: " + skipped_list(s->skipped)});
+      return exit_failure;
+    }
+    o.partition = s->partition;
+    o.nodes = static_cast<unsigned>(s->usable.size());
+    o.nodelist = fmt::format("{}", fmt::join(s->usable, ","));
+    if (!o.json) {
+      const auto n = s->usable.size();
+      fmt::print("partition {}: checking {}{} node{}", s->partition,
+                 s->skipped.empty() && n > 1 ? "all " : "", n, n == 1 ? "" : "s");
+      if (!s->skipped.empty()) fmt::print("; skipped {}: {}", s->skipped.size(), skipped_list(s->skipped));
+      fmt::print("\n");
+      std::fflush(stdout);  // said before the job runs, which may wait for busy nodes
+    }
+    selected = std::move(*s);
+  }
   const auto checked = check_cluster(o);
   if (!checked) {
     print_error(checked.error());
@@ -95,7 +141,15 @@ int run_cluster_doctor(const ClusterDoctorOptions& o) {
       nodes.push_back(
           {{"node", r.node}, {"status", health::to_string(r.status)}, {"why", r.why}, {"checks", checks}});
     }
-    fmt::print("{}\n", nlohmann::json{{"ok", ok}, {"nodes", nodes}}.dump(2));
+    nlohmann::json out{{"ok", ok}, {"nodes", nodes}};
+    if (selected) {
+      nlohmann::json skipped = nlohmann::json::array();
+      for (const auto& s : selected->skipped)
+        skipped.push_back({{"node", s.node}, {"state", s.state}, {"why", s.why}});
+      out["partition"] = selected->partition;
+      out["skipped"] = skipped;
+    }
+    fmt::print("{}\n", out.dump(2));
   } else {
     print_rows(rows);
   }

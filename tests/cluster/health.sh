@@ -22,16 +22,41 @@ tree n3 trn1-ecc
   cache=$work/cache preflight_drain=yes instances=$fixtures/instances/site.toml"
 eval "$("$dc" env)"
 
-# Every node, one job: n3 FAILs with its counter, the others pass; exit 1.
+# Every node, one job, without a node count (every usable node of the default partition): n3
+# FAILs with its counter, the others pass; exit 1.
 set +e
-out=$("$TRNSLURM_BIN" doctor --cluster --nodes 3 --checks "$tree_checks")
+out=$("$TRNSLURM_BIN" doctor --cluster --checks "$tree_checks")
 rc=$?
 set -e
 expect_eq "doctor --cluster exit with a bad node" 1 "$rc"
-expect_eq "one row per node, n3 alone failing" "n1 ok
+expect_eq "what it checks, then one row per node, n3 alone failing" "partition debug: checking all 3 nodes
+n1 ok
 n2 ok
-n3 FAIL" "$(awk '{print $1, $2}' <<<"$out")"
+n3 FAIL" "$(awk 'NR == 1 {print; next} {print $1, $2}' <<<"$out")"
 expect_contains "n3's reason" "n3    FAIL  errors: neuron device 5: 3 uncorrectable SRAM errors (sram_ecc_uncorrected)" "$out"
+
+# A drained node is out of service: left out and named, the others checked. Then back.
+scontrol update NodeName=n2 State=DRAIN Reason=health.sh
+set +e
+out=$("$TRNSLURM_BIN" doctor --cluster --checks "$tree_checks")
+rc=$?
+set -e
+expect_eq "with n2 drained: exit" 1 "$rc"
+expect_eq "with n2 drained: n2 skipped, n1 and n3 checked" "partition debug: checking 2 nodes; skipped 1: n2 (drained)
+n1 ok
+n3 FAIL" "$(awk 'NR == 1 {print; next} {print $1, $2}' <<<"$out")"
+set +e
+out=$("$TRNSLURM_BIN" doctor --cluster -p debug --checks "$tree_checks" --json)
+set -e
+expect_eq "with n2 drained: --json" "debug n1,n3 n2:drained:drained" \
+  "$(json 'j["partition"] + " " + ",".join(n["node"] for n in j["nodes"]) + " " + ",".join(":".join((s["node"], s["state"], s["why"])) for s in j["skipped"])')"
+scontrol update NodeName=n2 State=RESUME
+set +e
+msg=$("$TRNSLURM_BIN" doctor --cluster -p trn9 2>&1)
+rc=$?
+set -e
+expect_eq "an unknown partition: exit" 2 "$rc"
+expect_contains "an unknown partition: message" "no partition 'trn9'" "$msg"
 
 # The same as JSON; the healthy nodes alone pass.
 set +e
