@@ -1,11 +1,12 @@
 #include "trnslurm/health/cluster_report.hpp"
 
+#include "trnslurm/util/parse_number.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 
@@ -43,13 +44,6 @@ namespace {
 constexpr std::string_view report_prefix = "trnslurm-report ";
 constexpr std::size_t part_bytes = 768;  // with its prefix, well under Slurm's 1024-byte messages
 
-std::optional<std::size_t> number(std::string_view s) {
-  std::size_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // The first word of `s` and the rest after one space; nullopt when there is no space.
 std::optional<std::pair<std::string_view, std::string_view>> word(std::string_view s) {
   const auto space = s.find(' ');
@@ -80,8 +74,8 @@ std::vector<NodeReport> read_node_reports(std::string_view output) {
     const auto sender = word(line.substr(report_prefix.size()));
     const auto index = sender ? word(sender->second) : std::nullopt;
     const auto count = index ? word(index->second) : std::nullopt;
-    const auto i = index ? number(index->first) : std::nullopt;
-    const auto n = count ? number(count->first) : std::nullopt;
+    const auto i = index ? parse_number<std::size_t>(index->first) : std::nullopt;
+    const auto n = count ? parse_number<std::size_t>(count->first) : std::nullopt;
     if (!i || !n || *i == 0 || *i > *n || *n > 4096) return;
     auto& parts = pending.try_emplace(std::string(sender->first), *n).first->second;
     if (parts.size() != *n) return;

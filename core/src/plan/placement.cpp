@@ -1,9 +1,10 @@
 #include "trnslurm/plan/placement.hpp"
 
+#include "trnslurm/util/parse_number.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <numeric>
 
 namespace trnslurm {
@@ -12,12 +13,12 @@ namespace {
 
 // Slurm's series as a number: "24.05.1" -> 2405; 0 when unreadable.
 unsigned series(std::string_view version) {
-  unsigned major = 0, minor = 0;
-  const auto* end = version.data() + version.size();
-  auto [p, ec] = std::from_chars(version.data(), end, major);
-  if (ec != std::errc{} || p == end || *p != '.') return 0;
-  std::from_chars(p + 1, end, minor);
-  return major * 100 + minor;
+  const auto first = version.find('.');
+  if (first == std::string_view::npos) return 0;
+  const auto rest = version.substr(first + 1);
+  const auto major = parse_number<unsigned>(version.substr(0, first));
+  const auto minor = parse_number<unsigned>(rest.substr(0, rest.find('.')));
+  return major ? *major * 100 + minor.value_or(0) : 0;
 }
 
 constexpr unsigned segment_series = 2405;  // --segment and --exclusive=topo (RELEASE_NOTES 24.05)
