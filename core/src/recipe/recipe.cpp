@@ -44,6 +44,29 @@ void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValue
 
 }  // namespace
 
+std::string_view package_of(Trainer trainer) {
+  return trainer == Trainer::torchtitan ? "torchtitan-neuron" : "neuronx-distributed";
+}
+
+std::optional<Trainer> trainer_of_package(std::string_view package) {
+  if (package.empty() || package == package_of(Trainer::nxd)) return Trainer::nxd;
+  if (package == package_of(Trainer::torchtitan)) return Trainer::torchtitan;
+  return std::nullopt;
+}
+
+std::string_view track_of(Trainer trainer) {
+  return trainer == Trainer::torchtitan ? "current" : "legacy";
+}
+
+// Neuron documentation, "Announcements" (announce-eos-nxdt-nxd-core-training) and the 2.33
+// release notes.
+std::string_view support_status(Trainer trainer) {
+  if (trainer == Trainer::torchtitan)
+    return "current track: TorchTitan Neuron on TorchNeuron, trn2 and trn3, Neuron 2.33 (beta)";
+  return "legacy track: neuronx-distributed on PyTorch/XLA, supported up to Neuron 2.28 (its last release "
+         "for training)";
+}
+
 const StageRecipe& Recipe::stage(std::string_view name) const {
   for (const auto& s : stages)
     if (s.name == name) return s;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <filesystem>
 #include <initializer_list>
@@ -88,12 +89,31 @@ Result<void> read_train(const RecipeReader& in, TrainRecipe& t) {
            in.read_uint(t.gbs, "train", "gbs", 1, std::uint64_t{1} << 32),
            in.read_uint(t.mbs, "train", "mbs", 1, std::uint64_t{1} << 24),
            in.read_uint(t.epochs, "train", "epochs", 1, 1000000), in.read_number(t.lr, "train", "lr", 0, 10),
-           in.read_number(t.warmup_ratio, "train", "warmup_ratio", 0, 1)});
+           in.read_number(t.warmup_ratio, "train", "warmup_ratio", 0, 1),
+           in.read_uint(t.cp, "train", "cp", 1, 1u << 16),
+           in.read_uint(t.dp_replicate, "train", "dp_replicate", 1, 1u << 20)});
       !r)
     return r;
   auto w = in.uint_value("train", "warmup_steps", 0, std::numeric_limits<std::uint64_t>::max());
   if (!w) return std::unexpected(w.error());
   t.warmup_steps = *w;
+  if (in.find("train", "decay_ratio") != nullptr) {
+    double ratio = 0;
+    if (auto r = in.read_number(ratio, "train", "decay_ratio", 0, 1); !r) return r;
+    t.decay_ratio = ratio;
+  }
+  std::string ac;
+  in.read_string(ac, "train", "ac");
+  if (ac.empty()) return {};
+  static constexpr std::array<std::pair<std::string_view, Recompute>, 3> modes{
+      {{"selective", Recompute::selective}, {"full", Recompute::full}, {"none", Recompute::none}}};
+  const auto* mode = std::ranges::find(modes, ac, &std::pair<std::string_view, Recompute>::first);
+  if (mode == modes.end())
+    return fail(fmt::format("unknown activation checkpointing '{}'", ac),
+                to_string(in.pos(*in.find("train", "ac"), "train.ac")),
+                "use ac = \"selective\", \"full\" or \"none\": what the trainer's configuration applies "
+                "(TorchTitan's activation_checkpoint.mode)");
+  t.ac = mode->second;
   return {};
 }
 
@@ -119,6 +139,10 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   in.read_string(recipe.dataset.path, "dataset", "path");
   in.read_string(recipe.dataset.format, "dataset", "format");
   in.read_string(recipe.dataset.split, "dataset", "split");
+  in.read_string(recipe.dataset.tokenizer, "dataset", "tokenizer");
+  auto tokens = in.uint_value("dataset", "tokens", 1, std::numeric_limits<std::uint64_t>::max());
+  if (!tokens) return std::unexpected(tokens.error());
+  recipe.dataset.tokens = *tokens;
   in.read_string(recipe.checkpoint.dir, "checkpoint", "dir");
   in.read_string(recipe.checkpoint.converted_dir, "checkpoint", "converted_dir");
   in.read_string(recipe.checkpoint.export_dir, "checkpoint", "export_dir");
@@ -134,6 +158,8 @@ Result<void> read_other_sections(const RecipeReader& in, Recipe& recipe) {
   in.read_string(recipe.upstream.release, "upstream", "release");
   in.read_string(recipe.upstream.root, "upstream", "root");
   in.read_string(recipe.upstream.venv, "upstream", "venv");
+  in.read_string(recipe.upstream.module, "upstream", "module");
+  in.read_string(recipe.upstream.config, "upstream", "config");
   in.read_bool(recipe.cache.enabled, "cache", "enabled");
   in.read_string(recipe.cache.dir, "cache", "dir");
   in.read_string(recipe.cache.url, "cache", "url");
@@ -226,9 +252,73 @@ Result<void> check_warmup(Recipe& recipe) {
   return {};
 }
 
+// [upstream].package names the trainer; the keys of the other track are refused, not ignored.
+Result<void> check_track(Recipe& recipe) {
+  auto& u = recipe.upstream;
+  const auto trainer = trainer_of_package(u.package);
+  if (!trainer)
+    return fail(fmt::format("unknown upstream package '{}'", u.package), recipe.where("upstream.package"),
+                fmt::format("use package = \"{}\" (the current track: trn2, trn3) or \"{}\" (the legacy "
+                            "track: trn1, Neuron 2.28); docs/recipe.md, \"Tracks\"",
+                            package_of(Trainer::torchtitan), package_of(Trainer::nxd)));
+  u.trainer = *trainer;
+  for (const auto& s : section_specs())
+    for (const auto& k : s.keys) {
+      const std::string key = fmt::format("{}.{}", s.name, k.key);
+      if (k.track == KeyTrack::any || !recipe.positions.contains(key)) continue;
+      const Trainer owner = k.track == KeyTrack::torchtitan ? Trainer::torchtitan : Trainer::nxd;
+      if (owner == u.trainer) continue;
+      return fail(fmt::format("{} is a {} setting, and this recipe runs {}", key, package_of(owner),
+                              package_of(u.trainer)),
+                  recipe.where(key),
+                  fmt::format("remove it, or set [upstream] package = \"{}\"", package_of(owner)));
+    }
+  if (u.trainer != Trainer::torchtitan) return {};
+  // Both select the configuration (--module, --config: required since pytorch/torchtitan 9810191bb).
+  if (u.module.empty() || u.config.empty())
+    return fail(fmt::format("the {} track needs upstream.{}", package_of(u.trainer),
+                            u.module.empty() ? "module" : "config"),
+                recipe.where("upstream.package"),
+                u.module.empty()
+                    ? "name the module holding the configuration: module = \"torchtitan_neuron.models.qwen3\""
+                    : "name the configuration in that module: config = \"qwen3_8b_tp4_fsdp16_sac\"");
+  // TorchTitan reads text (json/jsonl, parquet, arrow, csv with a `text` column) and tokenizes it
+  // itself: the other formats are NxD's pre-tokenized ones.
+  if (!recipe.positions.contains("dataset.format")) recipe.dataset.format = "text";
+  return {};
+}
+
+// TorchTitan Neuron runs on TorchNeuron, which supports trn2 and trn3 only (Neuron 2.33 release
+// notes); the CPU type runs the stand-in.
+Result<void> check_track_instance(const Recipe& recipe) {
+  const auto* type = recipe.instances.find(recipe.cluster.instance);
+  if (recipe.upstream.trainer != Trainer::torchtitan || type == nullptr) return {};
+  const auto target = type->target.value.value_or("");
+  if (target == "trn1")
+    return fail(fmt::format("{} is a trn1 type: TorchNeuron, which {} runs on, supports trn2 and trn3 only",
+                            recipe.cluster.instance, package_of(Trainer::torchtitan)),
+                recipe.where("cluster.instance"),
+                fmt::format("train on trn1 with the legacy track (package = \"{}\", release = \"2.28\"; "
+                            "`trnslurm recipes` lists them), or use a trn2/trn3 type",
+                            package_of(Trainer::nxd)));
+  return {};
+}
+
 Result<void> check_dataset_and_run(const Recipe& recipe) {
+  const bool text = recipe.dataset.format == "text";
+  if (recipe.upstream.trainer == Trainer::torchtitan && !text)
+    return fail(fmt::format("dataset format '{}' is not one {} reads", recipe.dataset.format,
+                            package_of(Trainer::torchtitan)),
+                recipe.where("dataset.format"),
+                "use format = \"text\": a directory of json/jsonl, parquet, arrow or csv files with a `text` "
+                "column, tokenized by the trainer");
+  if (recipe.upstream.trainer == Trainer::nxd && text)
+    return fail(fmt::format("dataset format 'text' is read by {}; {} reads pre-tokenized data",
+                            package_of(Trainer::torchtitan), package_of(Trainer::nxd)),
+                recipe.where("dataset.format"),
+                fmt::format("use one of: {}", fmt::join(dataset_format_names(), ", ")));
   const auto& formats = dataset_format_names();
-  if (std::ranges::find(formats, recipe.dataset.format) == formats.end()) {
+  if (!text && std::ranges::find(formats, recipe.dataset.format) == formats.end()) {
     auto close = closest_match(recipe.dataset.format, formats);
     return fail(fmt::format("unknown dataset format '{}'", recipe.dataset.format),
                 recipe.where("dataset.format"),
@@ -346,6 +436,7 @@ std::vector<std::pair<std::string_view, std::string*>> path_fields(Recipe& recip
   return {{"dataset.path", &recipe.dataset.path},
           {"model.pretrained", &recipe.model.pretrained},
           {"model.config", &recipe.model.config},
+          {"dataset.tokenizer", &recipe.dataset.tokenizer},
           {"upstream.root", &recipe.upstream.root},
           {"upstream.venv", &recipe.upstream.venv},
           {"checkpoint.dir", &recipe.checkpoint.dir},
@@ -383,7 +474,9 @@ Result<Recipe> build_recipe(toml::table& root, const std::string& file,
   for (const auto& s : section_specs())
     for (const auto& k : s.keys) in.remember(recipe.positions, s.name, k.key);
   resolve_paths(recipe, file);
+  if (auto r = check_track(recipe); !r) return std::unexpected(r.error());
   if (auto r = check_instance(recipe); !r) return std::unexpected(r.error());
+  if (auto r = check_track_instance(recipe); !r) return std::unexpected(r.error());
   if (auto r = check_model_shape(recipe); !r) return std::unexpected(r.error());
   if (auto r = check_warmup(recipe); !r) return std::unexpected(r.error());
   if (auto r = check_dataset_and_run(recipe); !r) return std::unexpected(r.error());

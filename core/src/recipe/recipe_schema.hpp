@@ -13,9 +13,14 @@ namespace trnslurm {
 
 enum class ValueKind { integer, number, string, boolean, strings, env };
 
+// The keys only one trainer reads (recipe.hpp, Trainer): written in a recipe of the other
+// track, they are refused rather than silently ignored.
+enum class KeyTrack { any, nxd, torchtitan };
+
 struct KeySpec {
   std::string_view key;
   ValueKind kind;
+  KeyTrack track = KeyTrack::any;
 };
 
 struct SectionSpec {

@@ -368,3 +368,88 @@ TEST_CASE("recipe: the compile cache defaults to a per-model directory beside th
   CHECK(bad.error().where.starts_with("r.toml:"));
   CHECK(bad.error().hint.find("cache.url") != std::string::npos);
 }
+
+TEST_CASE("recipe: [upstream] package names the track, and the TorchTitan keys are read") {
+  auto r = load_recipe(test::fixture("recipes/titan.toml"));
+  REQUIRE(r.has_value());
+  CHECK(r->upstream.trainer == Trainer::torchtitan);
+  CHECK(r->upstream.module == "torchtitan_neuron.models.qwen3");
+  CHECK(r->upstream.config == "qwen3_8b_tp4_fsdp16_sac");
+  CHECK(r->train.cp == 2);
+  CHECK(r->train.dp_replicate == 2);
+  REQUIRE(r->train.decay_ratio.has_value());
+  CHECK(*r->train.decay_ratio == Approx(0.8));
+  CHECK(r->train.ac == Recompute::full);
+  CHECK(r->dataset.format == "text");  // the track's only format, when not written
+  CHECK(r->dataset.tokenizer == "/models/qwen3-8b");
+  CHECK(r->dataset.tokens == std::optional<std::uint64_t>{1000000000});
+  CHECK(r->values.at("upstream.module") == "torchtitan_neuron.models.qwen3");
+
+  // No package, or NxD's: the legacy track, with its defaults.
+  auto nxd = load_recipe(test::fixture("recipes/minimal.toml"));
+  REQUIRE(nxd.has_value());
+  CHECK(nxd->upstream.trainer == Trainer::nxd);
+  CHECK(nxd->train.cp == 1);
+  CHECK(nxd->train.dp_replicate == 1);
+  CHECK_FALSE(nxd->train.decay_ratio.has_value());
+  CHECK(nxd->dataset.format == "auto");
+  CHECK_FALSE(nxd->dataset.tokens.has_value());
+  CHECK(track_of(Trainer::nxd) == "legacy");
+  CHECK(track_of(Trainer::torchtitan) == "current");
+  CHECK(support_status(Trainer::nxd).find("2.28") != std::string_view::npos);
+}
+
+TEST_CASE(
+    "recipe: a key of the other track, an unknown package, a missing config are refused where written") {
+  const auto text = [] {
+    std::ifstream in(test::fixture("recipes/titan.toml"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const auto error = [&](const std::string& from, const std::string& to) {
+    auto edited = text;
+    const auto at = edited.find(from);
+    REQUIRE(at != std::string::npos);
+    edited.replace(at, from.size(), to);
+    auto r = load_recipe_text(edited, "t.toml");
+    REQUIRE_FALSE(r.has_value());
+    return r.error();
+  };
+  auto e = error("package = \"torchtitan-neuron\"", "package = \"torchtitan\"");
+  CHECK(e.what == "unknown upstream package 'torchtitan'");
+  CHECK(e.where == "t.toml:34:11");
+  CHECK(e.hint.find("torchtitan-neuron") != std::string::npos);
+
+  // The NxD track refuses TorchTitan's keys: cp is at line 18.
+  e = error("package = \"torchtitan-neuron\"", "package = \"neuronx-distributed\"");
+  CHECK(e.what == "train.cp is a torchtitan-neuron setting, and this recipe runs neuronx-distributed");
+  CHECK(e.where == "t.toml:18:6");
+
+  e = error("config = \"qwen3_8b_tp4_fsdp16_sac\"", "");
+  CHECK(e.what == "the torchtitan-neuron track needs upstream.config");
+
+  e = error("tokens = 1000000000", "tokens = 1000000000\nformat = \"hf\"");
+  CHECK(e.what == "dataset format 'hf' is not one torchtitan-neuron reads");
+  CHECK(e.where == "t.toml:32:10");
+
+  e = error("tokens = 1000000000", "tokens = 0");
+  CHECK(e.what == "dataset.tokens = 0 is out of range");
+
+  e = error("ac = \"full\"", "ac = \"sac\"");
+  CHECK(e.what == "unknown activation checkpointing 'sac'");
+  CHECK(e.where == "t.toml:25:6");
+
+  e = error("decay_ratio = 0.8", "decay_ratio = 1.5");
+  CHECK(e.what == "train.decay_ratio = 1.5 is out of range");
+
+  // TorchNeuron has no trn1 path.
+  e = error("instance = \"trn2.48xlarge\"", "instance = \"trn1.32xlarge\"");
+  CHECK(e.what.find("supports trn2 and trn3 only") != std::string::npos);
+  CHECK(e.where == "t.toml:13:12");
+
+  // NxD's hf-dict split is refused on TorchTitan; format text on NxD.
+  e = error("tokens = 1000000000", "tokens = 1\nsplit = \"train\"");
+  CHECK(e.what == "dataset.split is a neuronx-distributed setting, and this recipe runs torchtitan-neuron");
+  auto nxd = load_recipe(test::fixture("recipes/minimal.toml"), {Override{"dataset.format", "text", ""}});
+  REQUIRE_FALSE(nxd.has_value());
+  CHECK(nxd.error().what.find("read by torchtitan-neuron") != std::string::npos);
+}

@@ -37,21 +37,34 @@ struct ClusterRecipe {
   std::optional<std::uint32_t> cores_per_node;  // required for cpu, derived otherwise
 };
 
+// Activation checkpointing as the trainer's configuration applies it (TorchTitan's
+// activation_checkpoint.mode): what the plan's memory estimate assumes.
+enum class Recompute { selective, full, none };
+
 struct TrainRecipe {
   std::uint32_t tp = 1;
   std::uint32_t pp = 1;
+  std::uint32_t cp = 1;            // torchtitan: context parallel degree
+  std::uint32_t dp_replicate = 1;  // torchtitan: DDP/HSDP replicas; dp_shard (FSDP) is the rest
   std::uint64_t gbs = 0;
-  std::uint64_t mbs = 1;
+  std::uint64_t mbs = 1;  // micro-batch (NxD) or local batch (TorchTitan) per DP rank
   std::uint32_t epochs = 1;
   double lr = 0;
   double warmup_ratio = 0.01;                 // of the steps of one epoch
   std::optional<std::uint64_t> warmup_steps;  // fixed; wins over warmup_ratio
+  std::optional<double>
+      decay_ratio;  // torchtitan: the last share of steps that decays; unset = all after warmup
+  Recompute ac = Recompute::selective;  // torchtitan (NxD's recipes pass --selective_checkpoint_enabled)
 };
 
 struct DatasetRecipe {
   std::string path;
-  std::string format = "auto";  // auto, hf, hf-dict, megatron, arrow
+  std::string format = "auto";  // auto, hf, hf-dict, megatron, arrow (NxD); text (TorchTitan)
   std::string split = "train";  // for hf-dict
+  // TorchTitan tokenizes text on the fly: the tokenizer (a Hugging Face assets directory) the
+  // token count is taken with, and the count when the recipe states it.
+  std::string tokenizer;
+  std::optional<std::uint64_t> tokens;
 };
 
 struct CheckpointRecipe {
@@ -85,13 +98,30 @@ struct SlurmRecipe {
   std::vector<std::string> ultraserver_features;  // names, or prefixes ending in '*'
 };
 
+// The trainer a recipe's stages run, named by [upstream].package (docs/recipe.md, "Tracks"):
+// TorchTitan Neuron on TorchNeuron, the current track (trn2, trn3; Neuron 2.33), or
+// neuronx-distributed's example trainers on PyTorch/XLA, the legacy track (Neuron 2.28 is the
+// last release that supports NxD training; trn1 has no other). Each has its own data and batch
+// rule (plan/plan_nxd.cpp, plan/plan_torchtitan.cpp).
+enum class Trainer { nxd, torchtitan };
+// The package name [upstream].package gives: "neuronx-distributed", "torchtitan-neuron".
+std::string_view package_of(Trainer trainer);
+std::optional<Trainer> trainer_of_package(std::string_view package);
+// "current" or "legacy".
+std::string_view track_of(Trainer trainer);
+// One line on what the track is and which release supports it, for `recipes`, `init` and `plan`.
+std::string_view support_status(Trainer trainer);
+
 // The upstream scripts a recipe's stages run (docs/upstream.md): a package and release whose
 // interface record is compiled in, the checkout they are run from, the virtual environment.
 struct UpstreamRecipe {
-  std::string package;  // neuronx-distributed
-  std::string release;  // 2.29
+  std::string package;  // neuronx-distributed, torchtitan-neuron ("" = neuronx-distributed)
+  Trainer trainer = Trainer::nxd;
+  std::string release;  // 2.28, 2.33
   std::string root;     // a checkout of the package's repository at the record's commit
   std::string venv;     // its bin/ goes first on PATH in every stage; "" = PATH as it is
+  std::string module;   // torchtitan: --module, the Python module holding the configuration
+  std::string config;   // torchtitan: --config, the configuration's name in that module
 };
 
 // The compile cache the precompile and train stages share (docs/cache.md).
