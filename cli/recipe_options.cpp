@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "trnslurm/plan/trainer_rule.hpp"
 #include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm::cli {
@@ -61,7 +62,8 @@ void add_dataset_options(CLI::App& app, DatasetOptions& options) {
                  "Dataset size in samples (rows), instead of reading the dataset")
       ->type_name("N");
   app.add_option("--tokens", options.tokens,
-                 "Dataset size in tokens (Megatron): samples = (N - 1) // seq_len")
+                 "Dataset size in tokens: samples = (N - 1) // seq_len (NxD, Megatron), N // (seq_len + 1) "
+                 "(TorchTitan)")
       ->type_name("N");
   app.add_flag("--verify", options.verify, "Read every token offset of the dataset, not only its headers");
 }
@@ -88,7 +90,7 @@ Result<DatasetSize> DatasetOptions::size(const Recipe& recipe) const {
   if (!tokens.empty()) {
     auto n = parse_count(tokens, "--tokens");
     if (!n) return std::unexpected(n.error());
-    return dataset_size_from_tokens(*n, recipe.model.seq_len);
+    return trainer_rule(recipe.upstream.trainer).from_tokens(*n, recipe.model.seq_len);
   }
   return count_recipe_dataset(recipe, verify);
 }

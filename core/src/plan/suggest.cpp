@@ -1,6 +1,6 @@
 // `plan --suggest`: the search over parallel configurations and the step-time model
-// (docs/plan.md, "Suggestions"). The rules are plan_steps', the memory estimate estimate_memory's:
-// a suggestion is exactly what `trnslurm plan` would compute for that configuration.
+// (docs/plan.md, "Suggestions"). The rules and the memory estimate are the recipe's trainer rule's
+// (trainer_rule.hpp): a suggestion is exactly what `trnslurm plan` would compute for that configuration.
 #include "trnslurm/plan/suggest.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "trnslurm/instance/instance.hpp"
+#include "trnslurm/plan/trainer_rule.hpp"
 #include "trnslurm/util/enum_names.hpp"
 
 namespace trnslurm {
@@ -72,15 +73,20 @@ struct Search {
   Result<Suggestion> evaluate(std::uint32_t lnc, std::uint32_t cores, std::uint32_t tp, std::uint32_t pp,
                               std::uint32_t nodes, std::uint64_t mbs, std::uint64_t capacity) const {
     const auto& m = recipe.model;
+    const auto& t = recipe.train;
+    const auto& rule = trainer_rule(recipe.upstream.trainer);
     Suggestion s;
-    s.config = {nodes, cores, tp, pp, recipe.train.gbs, mbs, recipe.train.epochs};
+    s.config = {nodes, cores, tp, pp, t.gbs, mbs, t.epochs, t.cp, t.dp_replicate, t.ac};
     s.lnc = lnc;
-    auto steps = plan_steps(s.config, m, samples, type.name);
+    auto steps = rule.steps(s.config, m, samples, type.name);
     if (!steps) return std::unexpected(std::move(steps.error()));
+    // What the recipe's converters refuse is refused here too: never ranked, never applied.
+    if (auto ok = rule.check_programs(s.config, recipe, type.target.value.value_or("")); !ok)
+      return std::unexpected(std::move(ok.error()));
     s.steps = *steps;
     s.kv = m.kv_heads % tp == 0 ? KvHeads::split
                                 : (tp % m.kv_heads == 0 ? KvHeads::replicated : KvHeads::uneven);
-    s.memory = estimate_memory(m, tp, pp, s.steps.dp, mbs, s.steps.grad_accum, capacity);
+    s.memory = rule.memory(m, s.config, s.steps, capacity);
     s.step = estimate_step_time(type, m, s, options.efficiency, s.no_estimate);
     if (s.step) {
       s.hours = static_cast<double>(s.steps.total_steps) * s.step->total / 3600.0;

@@ -14,11 +14,17 @@ using trnslurm::test::rows;
 
 namespace {
 // The figures below were worked out by hand for tiny-cpu at TP 1 (DP 4), one epoch, any dataset
-// format: pin those, whatever the demo recipe uses, then apply the test's own overrides.
+// format: pin those, whatever the demo recipe uses, then apply the test's own overrides. TP 1 is
+// below tiny's 2 kv heads, which NxD's converter cannot shard ("the converter's refusal"): its
+// stages are off here.
 std::vector<Override> pinned(const std::string& name, const std::vector<Override>& overrides) {
   std::vector<Override> all;
   if (name == "tiny-cpu")
-    all = {{"train.tp", "1", ""}, {"train.epochs", "1", ""}, {"dataset.format", "auto", ""}};
+    all = {{"train.tp", "1", ""},
+           {"train.epochs", "1", ""},
+           {"dataset.format", "auto", ""},
+           {"stages.convert.enabled", "false", ""},
+           {"stages.convert_back.enabled", "false", ""}};
   all.insert(all.end(), overrides.begin(), overrides.end());
   return all;
 }
@@ -128,7 +134,7 @@ TEST_CASE("plan: the published configurations") {
       {"llama2-7b-trn1", 128, 16, 64, 1, 32},   {"llama2-13b-trn1", 1024, 32, 32, 1, 32},
       {"llama2-70b-trn1", 1024, 4, 256, 4, 32}, {"llama3-8b-trn1", 128, 4, 256, 4, 32},
       {"llama3-8b-trn2", 64, 4, 256, 2, 64},    {"llama3-70b-trn1", 1024, 4, 256, 4, 32},
-      {"llama3-70b-trn2", 512, 4, 256, 4, 64},  {"llama3-8b-trn3", 64, 8, 128, 1, 64},
+      {"llama3-70b-trn2", 512, 4, 256, 4, 64},
   };
   for (const auto& c : cases) {
     INFO(c.recipe);
@@ -155,7 +161,8 @@ TEST_CASE("plan: every bundled recipe loads and plans") {
     auto p = make_plan(*r, rows(10'000'000));
     REQUIRE(p.has_value());
     CHECK(p->total_steps > 0);
-    for (const auto& s : r->stages) CHECK((!s.command.empty() || !s.script.empty()));
+    for (const auto& s : r->stages)
+      if (s.enabled) CHECK((!s.command.empty() || !s.script.empty()));
   }
   CHECK(find_bundled_recipe("tiny-cpu") != nullptr);
   CHECK(find_bundled_recipe("nope") == nullptr);

@@ -6,6 +6,7 @@
 #include "plan_fixtures.hpp"
 #include "trnslurm/instance/instance.hpp"
 #include "trnslurm/plan/suggest.hpp"
+#include "trnslurm/plan/trainer_rule.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
 
 using namespace trnslurm;
@@ -38,7 +39,9 @@ TEST_CASE("suggest: every bundled recipe's published configuration is among thos
   for (const auto& b : bundled_recipes()) {
     INFO(b.name);
     const Recipe recipe = bundled(std::string(b.name));
-    const auto r = search(recipe, 10'000'000);
+    SuggestOptions o;
+    o.mbs_max = std::max<std::uint64_t>(o.mbs_max, recipe.train.mbs);  // TorchTitan's local batches run to 8
+    const auto r = search(recipe, 10'000'000, o);
     const auto plan = make_plan(recipe, rows(10'000'000));
     REQUIRE(plan.has_value());
     const auto* own =
@@ -95,8 +98,9 @@ TEST_CASE("suggest: every configuration the plan accepts, and only those") {
         for (std::uint32_t nodes = 1; nodes <= 3; ++nodes)
           for (std::uint64_t mbs = 1; mbs <= 2; ++mbs) {
             const ParallelConfig c{nodes, 128 / lnc, tp, pp, recipe.train.gbs, mbs, recipe.train.epochs};
-            const bool accepted =
-                (128 / lnc) % tp == 0 && plan_steps(c, recipe.model, 200'000, "x").has_value();
+            const bool accepted = (128 / lnc) % tp == 0 &&
+                                  nxd_rule().steps(c, recipe.model, 200'000, "x").has_value() &&
+                                  nxd_rule().check_programs(c, recipe, "trn2").has_value();
             INFO(lnc << " " << tp << " " << pp << " " << nodes << " " << mbs);
             CHECK((find(r, nodes, lnc, tp, pp, mbs) != nullptr) == accepted);
           }

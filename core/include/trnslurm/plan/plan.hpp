@@ -20,18 +20,27 @@ namespace trnslurm {
 struct DatasetSize {
   std::uint64_t samples = 0;
   std::optional<std::uint64_t> tokens;
-  std::string format;  // "hf", "megatron", ... or "given" for counts from the command line
+  // "hf", "megatron", ... or "given" for counts from the command line; for text read by the
+  // trainer's tokenizer: "stated" (dataset.tokens), "counted" (the token-count job's cache) or
+  // "estimate" (not a count: `basis` says what it rests on).
+  std::string format;
+  std::string basis;  // how the tokens were obtained, for the plan's explanation
+  std::string
+      token_count_file;  // text: where the token-count stage writes the count ("" without a tokenizer)
   std::uint64_t files = 0;
   std::vector<std::string> warnings;  // from the dataset reader
 };
 
 // Megatron/NeMo mmap datasets: samples per epoch = (tokens - 1) // seq_len (Megatron-LM's gpt_dataset.py).
 Result<DatasetSize> dataset_size_from_tokens(std::uint64_t tokens, std::uint64_t seq_len);
+// TorchTitan's text datasets: samples per epoch = tokens // (seq_len + 1) (plan_torchtitan.cpp).
+Result<DatasetSize> text_dataset_size(std::uint64_t tokens, std::uint64_t seq_len);
 
 // Samples for the plan from a dataset count: HF and Arrow rows; Megatron (tokens - 1) // seq_len.
 Result<DatasetSize> dataset_size(const DatasetCount& count, std::uint64_t seq_len);
 
-// Counts the recipe's dataset (dataset.path, format, split; header-only unless `verify`).
+// Counts the recipe's dataset (dataset.path, format, split; header-only unless `verify`); for
+// format "text", its tokens: stated, counted (token_count.hpp) or estimated, labelled.
 Result<DatasetSize> count_recipe_dataset(const Recipe& recipe, bool verify = false);
 
 // Memory per NeuronCore, in bytes (docs/plan.md gives the formula and its sources).
@@ -42,8 +51,11 @@ struct MemoryEstimate {
   std::uint64_t gradients = 0;            // bf16
   std::uint64_t optimizer = 0;            // fp32 master + Adam m and v, ZeRO-1 sharded over DP
   std::uint64_t activations = 0;          // sequence parallel + selective recompute
+  std::uint64_t buffers = 0;              // FSDP: the unsharded layers being gathered and reduced
   std::uint64_t total = 0;
-  std::uint64_t capacity = 0;  // device memory per core; 0 = unknown (cpu)
+  std::uint64_t sharded_over = 1;  // the ranks the optimizer state (ZeRO-1) or all state (FSDP) is split over
+  bool fsdp = false;               // weights and gradients sharded too (TorchTitan's FSDP2)
+  std::uint64_t capacity = 0;      // device memory per core; 0 = unknown (cpu)
   bool fits() const { return capacity == 0 || total <= capacity; }
 };
 
@@ -76,12 +88,16 @@ struct ParallelConfig {
   std::uint64_t gbs = 0;
   std::uint64_t mbs = 1;
   std::uint32_t epochs = 1;
+  std::uint32_t cp = 1;            // TorchTitan
+  std::uint32_t dp_replicate = 1;  // TorchTitan: dp_shard = dp / dp_replicate
+  Recompute ac = Recompute::selective;
 };
 
 // What a configuration gives, counted as the training loop counts it (docs/plan.md, "Steps").
 struct PlanSteps {
   std::uint64_t world_size = 0;
   std::uint64_t dp = 0;
+  std::uint64_t dp_shard = 0;  // TorchTitan: FSDP degree (dp / dp_replicate); NxD: dp
   std::uint64_t grad_accum = 0;
   std::uint64_t samples_per_rank = 0;
   std::uint64_t micro_steps_per_epoch = 0;
@@ -89,15 +105,9 @@ struct PlanSteps {
   std::uint64_t total_steps = 0;
 };
 
-// The rules every plan obeys: refuses a configuration the training loop would reject or silently
-// truncate, with the nearest valid values as the hint. Error::where names the recipe key at fault
-// ("train.tp", "cluster.nodes", "train.gbs", "train.epochs", "dataset.path"); make_plan turns it
-// into a file position. `instance` names the type in messages.
-Result<PlanSteps> plan_steps(const ParallelConfig& config, const ModelRecipe& model, std::uint64_t samples,
-                             std::string_view instance);
-
 struct Plan {
   // inputs
+  Trainer trainer = Trainer::nxd;
   std::string instance;
   std::string instance_origin;  // bundled, site, recipe
   std::string backend;          // the instance's target: trn1, trn2, trn3, cpu
@@ -106,6 +116,9 @@ struct Plan {
   std::uint32_t lnc = 1;
   std::uint32_t tp = 1;
   std::uint32_t pp = 1;
+  std::uint32_t cp = 1;
+  std::uint32_t dp_replicate = 1;
+  Recompute ac = Recompute::selective;
   std::uint64_t gbs = 0;
   std::uint64_t mbs = 0;
   std::uint64_t seq_len = 0;
@@ -114,13 +127,16 @@ struct Plan {
   // derived
   std::uint64_t world_size = 0;
   std::uint64_t dp = 0;
+  std::uint64_t dp_shard = 0;
   std::uint64_t grad_accum = 0;
   std::uint64_t samples_per_rank = 0;       // floor(N / DP)
   std::uint64_t micro_steps_per_epoch = 0;  // floor(samples_per_rank / MBS)
   std::uint64_t steps_per_epoch = 0;        // floor(micro / ACC)
   std::uint64_t total_steps = 0;            // floor(E x micro / ACC)
   std::uint64_t warmup_steps = 0;
-  std::string warmup_rule;                      // how warmup_steps was obtained
+  std::string warmup_rule;                   // how warmup_steps was obtained
+  std::optional<std::uint64_t> decay_steps;  // TorchTitan: steps of the LR decay; nullopt for NxD
+  std::string decay_rule;
   std::uint64_t samples_dropped_per_epoch = 0;  // never reach an optimizer step in epoch 1
   std::uint64_t kv_size_multiplier = 1;         // TP / kv_heads when TP > kv_heads
   std::uint64_t checkpoint_every = 0;           // effective (0 in the recipe = total_steps)
@@ -141,8 +157,30 @@ CostEstimate estimate_cost(const Plan& plan, double tokens_per_second_per_node, 
 // loop would reject or silently truncate, with the nearest valid values as the hint.
 Result<Plan> make_plan(const Recipe& recipe, const DatasetSize& dataset);
 
+// The parameters of the whole model and of one TP rank of the busiest pipeline stage (q/o and
+// the MLP split over TP; ceil(kv / tp) kv heads per rank; the vocabulary-parallel embedding and
+// head on the first and last stage, both when PP = 1).
+struct ParameterCount {
+  std::uint64_t total = 0;
+  std::uint64_t per_core = 0;
+  std::uint64_t per_layer_per_core = 0;
+};
+ParameterCount count_parameters(const ModelRecipe& model, std::uint32_t tp, std::uint32_t pp);
+
+// NxD's memory per core (plan_nxd.cpp): bf16 weights and gradients on every DP rank, the
+// optimizer state ZeRO-1 sharded over DP, selective recompute.
 MemoryEstimate estimate_memory(const ModelRecipe& model, std::uint32_t tp, std::uint32_t pp, std::uint64_t dp,
                                std::uint64_t mbs, std::uint64_t grad_accum, std::uint64_t capacity);
+// TorchTitan's (plan_torchtitan.cpp): FSDP2 shards fp32 weights, fp32 gradients and the Adam
+// state over dp_shard x cp; one layer's bf16 weights and gradients are gathered at a time.
+MemoryEstimate estimate_memory_fsdp(const ModelRecipe& model, const ParallelConfig& config,
+                                    const PlanSteps& steps, std::uint64_t capacity);
+
+// Activations kept per core (docs/plan.md, "Memory"): Korthikanti et al. 2022, Table 2, per
+// layer with tensor and sequence parallelism, for the recompute mode; `in_flight` micro-batches
+// (1F1B keeps up to PP); the fp32 logits of the loss.
+std::uint64_t activation_bytes(const ModelRecipe& model, std::uint32_t tp, std::uint32_t pp, std::uint32_t cp,
+                               std::uint64_t mbs, std::uint64_t in_flight, Recompute ac);
 
 // Every input and result; also the recipe values that stage templates use ({{key}} placeholders,
 // docs/recipe.md). Keys are stable: the chain renders templates from them.

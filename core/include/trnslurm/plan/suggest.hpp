@@ -1,8 +1,8 @@
 #pragma once
 // `trnslurm plan --suggest`: every parallel configuration of a recipe's model, instance type,
-// dataset and GBS that the plan's rules accept (plan_steps), each with the plan's memory estimate
-// and a step time from a stated model, ranked by time or cost to train the planned epochs.
-// The model, its inputs and its limits: docs/plan.md, "Suggestions".
+// dataset and GBS that the plan's rules accept (the recipe's trainer rule), each with the plan's memory
+// estimate and a step time from a stated model, ranked by time or cost to train the planned epochs. The
+// model, its inputs and its limits: docs/plan.md, "Suggestions".
 
 #include <cstddef>
 #include <cstdint>
@@ -76,7 +76,7 @@ struct Suggestion {
   std::size_t rank = 0;        // 1-based
 };
 
-// Configurations one rule refused: the recipe key plan_steps names, how many, and one message.
+// Configurations one rule refused: the recipe key the trainer rule names, how many, and one message.
 struct Refusals {
   std::string key;
   std::size_t count = 0;
@@ -105,7 +105,8 @@ struct SuggestResult {
 };
 
 // Every configuration of nodes 1..nodes_max, each LNC the type accepts, TP dividing the cores of
-// a node, PP dividing the layers and MBS 1..mbs_max, checked by plan_steps, ranked: fitting
+// a node, PP dividing the layers and MBS 1..mbs_max, checked by the trainer rule (its training loop
+// and its converters), ranked: fitting
 // before not fitting, kv heads split or replicated evenly before uneven, estimated before not,
 // then by hours (time) or node-hours (cost), then fewer nodes, less memory per core, smaller TP,
 // PP, MBS and LNC.
