@@ -49,8 +49,10 @@ int run(const Options& o) {
              recipe->name);
   // What its stages run, and where to get it, before a submit refuses for want of it.
   const auto loaded = load_recipe_text(recipe->text, out.string());
-  if (!loaded || loaded->upstream.package.empty()) return exit_ok;
+  if (!loaded) return exit_ok;
   const auto& u = loaded->upstream;
+  fmt::print("{}\n", support_status(u.trainer));
+  if (u.package.empty()) return exit_ok;
   if (u.root.starts_with("{{backend_dir}}")) {
     fmt::print("its stages run trnslurm's CPU stand-ins of {} {}'s scripts (scripts/cpu/README.md)\n",
                u.package, u.release);
@@ -75,7 +77,7 @@ Command add_init(CLI::App& app) {
   sub->footer(
       "Exit code: 0 written, 1 could not write, 2 unknown recipe or the file exists (without --force).\n"
       "Examples:\n"
-      "  trnslurm init llama3-8b-trn2\n"
+      "  trnslurm init qwen3-8b-trn2\n"
       "  trnslurm init tiny-cpu -o cpu.toml && trnslurm plan -r cpu.toml");
   return {sub, [opts] { return run(*opts); }};
 }

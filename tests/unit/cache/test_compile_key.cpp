@@ -64,12 +64,15 @@ TEST_CASE("compile_key: the schedule, the data and the paths leave the key alone
 TEST_CASE("compile_key: what shapes the graphs changes the key") {
   const auto base = key_of("tiny-cpu", {});
   for (const auto* set :
-       {"train.tp=1", "train.mbs=2", "model.seq_len=64", "model.layers=3", "model.hidden=128",
+       {"train.mbs=2", "model.seq_len=64", "model.layers=3", "model.hidden=128",
         "cluster.nodes=1", "stages.train.env.NEURON_CC_FLAGS=--model-type transformer -O1",
         "stages.train.env.XLA_USE_BF16=1", "upstream.release=2.28", "cluster.cores_per_node=4"}) {
     INFO(set);
     CHECK(key_of("tiny-cpu", {set}).hex != base.hex);
   }
+  // Another TP (tiny's 2 kv heads keep the converter's TP at 2 or more: 4 on 4 cores a node).
+  CHECK(key_of("tiny-cpu", {"cluster.cores_per_node=4", "train.tp=4"}).hex !=
+        key_of("tiny-cpu", {"cluster.cores_per_node=4"}).hex);
   // A trainer switch, written in the args: flash attention off.
   const auto* r = find_bundled_recipe("tiny-cpu");
   REQUIRE(r != nullptr);

@@ -190,7 +190,7 @@ TEST_CASE("plan: refusals say what and suggest the nearest valid values") {
     const Error e = refusal(bundled("llama2-7b-trn1", {{"cluster.nodes", "3", ""}}), 1'000'000);
     CHECK(e.what == "gbs = 1024 is not a multiple of mbs x dp = 1 x 12 = 12");
     CHECK_THAT(e.hint, Catch::StartsWith("use gbs = 1020 or 1032"));
-    CHECK_THAT(e.where, Catch::EndsWith("llama2-7b-trn1.toml:26:7"));
+    CHECK_THAT(e.where, Catch::EndsWith("llama2-7b-trn1.toml:27:7"));
   }
   SECTION("a GBS below MBS x DP suggests the smallest valid one") {
     const Error e = refusal(bundled("llama2-7b-trn1", {{"train.gbs", "8", ""}}), 1'000'000);
@@ -275,9 +275,13 @@ TEST_CASE("plan: every bundled instance type, at each LNC it accepts") {
       INFO(type.name << " at LNC " << lnc);
       const std::uint32_t cores = type.physical_cores() / lnc;
       const std::uint32_t tp = std::gcd(cores, 32U);  // divides the cores of a node and Llama3's 32 heads
+      // Off trn2 NxD's converter cannot shard TP below the 8 kv heads (test_plan_nxd.cpp): the
+      // converting stages are off here, where only the instance's figures are looked at.
       const Recipe r = bundled("llama3-8b-trn2", {{"cluster.instance", type.name, ""},
                                                   {"cluster.lnc", std::to_string(lnc), ""},
-                                                  {"train.tp", std::to_string(tp), ""}});
+                                                  {"train.tp", std::to_string(tp), ""},
+                                                  {"stages.convert.enabled", "false", ""},
+                                                  {"stages.convert_back.enabled", "false", ""}});
       const Plan p = plan_of(r, 10'000'000);
       CHECK(p.instance_origin == "bundled");
       CHECK(p.backend == *type.target.value);

@@ -50,9 +50,9 @@ TEST_CASE("torchtitan: samples are chunks of seq_len + 1 tokens") {
 TEST_CASE("torchtitan: the reference configuration on one trn2 node, by hand") {
   const Recipe r = qwen();
   REQUIRE(r.upstream.trainer == Trainer::torchtitan);
-  // 1e9 tokens: floor(1e9 / 2049) = 488043 samples.
+  // 1e9 tokens: floor(1e9 / 2049) = 488042 samples.
   const Plan p = plan_of(r, tokens(1'000'000'000, r));
-  CHECK(p.dataset.samples == 488'043);
+  CHECK(p.dataset.samples == 488'042);  // 2049 x 488042 = 999998058
   CHECK(p.world_size == 64);
   CHECK(p.dp_shard == 16);  // 64 / (1 x 1 x 4 x 1)
   CHECK(p.dp == 16);
@@ -94,7 +94,7 @@ TEST_CASE("torchtitan: DP is replicate x shard, and the global batch must divide
       refusal(bundled_recipe("qwen3-8b-trn2-4nodes", {{"train.gbs", "100", ""}}), tokens(1'000'000'000, r));
   CHECK_THAT(e.what, Catch::Contains("gbs = 100 is not a multiple of mbs x dp = 8 x 64 = 512"));
   CHECK_THAT(e.hint, Catch::Contains("512"));
-  CHECK_THAT(e.where, Catch::Contains("qwen3-8b-trn2-4nodes.toml:"));
+  CHECK(e.where == "--set train.gbs");
 }
 
 TEST_CASE("torchtitan: what upstream's code refuses is refused") {

@@ -416,7 +416,7 @@ TEST_CASE(
   };
   auto e = error("package = \"torchtitan-neuron\"", "package = \"torchtitan\"");
   CHECK(e.what == "unknown upstream package 'torchtitan'");
-  CHECK(e.where == "t.toml:34:11");
+  CHECK(e.where == "t.toml:33:11");
   CHECK(e.hint.find("torchtitan-neuron") != std::string::npos);
 
   // The NxD track refuses TorchTitan's keys: cp is at line 18.
@@ -429,7 +429,7 @@ TEST_CASE(
 
   e = error("tokens = 1000000000", "tokens = 1000000000\nformat = \"hf\"");
   CHECK(e.what == "dataset format 'hf' is not one torchtitan-neuron reads");
-  CHECK(e.where == "t.toml:32:10");
+  CHECK(e.where == "t.toml:31:10");
 
   e = error("tokens = 1000000000", "tokens = 0");
   CHECK(e.what == "dataset.tokens = 0 is out of range");
