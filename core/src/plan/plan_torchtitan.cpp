@@ -1,6 +1,7 @@
 // TorchTitan's data and batch rule (the current track: TorchTitan Neuron on TorchNeuron). The
-// facts are pytorch/torchtitan's, read at 681fd4b509b1 (2026-08-01, before the token budgets of
-// 2026-08-20 replaced local_batch_size/global_batch_size/seq_len), the syntax the fork 0.2.2 has:
+// facts are pytorch/torchtitan's, read at c82675eb6eed (2026-08-17, the commit the torchtitan-neuron
+// record is read at, before the token budgets of 2026-08-20 replaced local_batch_size,
+// global_batch_size and seq_len):
 // - torchtitan/hf_datasets/text_datasets.py: text tokenized on the fly, packed into chunks of
 //   seq_len + 1 tokens (input: the first seq_len, label: the last seq_len); documents split over
 //   the DP ranks (split_dataset_by_node); the data re-looped when it ends, the buffer carried on.
@@ -10,7 +11,7 @@
 //   divides; seq_len divisible by tp (sequence parallel, on by default) x 2cp (when cp > 1);
 //   a step is an optimizer step.
 // - torchtitan/models/common/decoder.py: tp must divide n_heads and n_kv_heads.
-// - torchtitan/components/lr_scheduler.py: warmup capped at the total; decay over
+// - torchtitan/components/optimizer/lr_scheduler.py: warmup capped at the total; decay over
 //   round(total x decay_ratio) steps (Python's round: half to even), capped at total - warmup, or
 //   over every step after warmup when decay_ratio is unset.
 #include <fmt/format.h>

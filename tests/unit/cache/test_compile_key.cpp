@@ -64,9 +64,9 @@ TEST_CASE("compile_key: the schedule, the data and the paths leave the key alone
 TEST_CASE("compile_key: what shapes the graphs changes the key") {
   const auto base = key_of("tiny-cpu", {});
   for (const auto* set :
-       {"train.mbs=2", "model.seq_len=64", "model.layers=3", "model.hidden=128",
-        "cluster.nodes=1", "stages.train.env.NEURON_CC_FLAGS=--model-type transformer -O1",
-        "stages.train.env.XLA_USE_BF16=1", "upstream.release=2.28", "cluster.cores_per_node=4"}) {
+       {"train.mbs=2", "model.seq_len=64", "model.layers=3", "model.hidden=128", "cluster.nodes=1",
+        "stages.train.env.NEURON_CC_FLAGS=--model-type transformer -O1", "stages.train.env.XLA_USE_BF16=1",
+        "upstream.release=2.28", "cluster.cores_per_node=4"}) {
     INFO(set);
     CHECK(key_of("tiny-cpu", {set}).hex != base.hex);
   }

@@ -101,9 +101,9 @@ std::string line_col(std::string_view text, std::string_view needle, std::size_t
 
 TEST_CASE(
     "upstream_stage: every NxD recipe's precompile is its train command, changed only in compile_args") {
-  for (const auto& name : nxd_recipes()) {
-    INFO(name);
-    const auto r = render(name);
+  for (const auto& recipe_name : nxd_recipes()) {
+    INFO(recipe_name);
+    const auto r = render(recipe_name);
     const auto& precompile = r.recipe.stage("precompile");
     const auto& train = r.recipe.stage("train");
     REQUIRE_FALSE(train.script.empty());
@@ -134,9 +134,9 @@ TEST_CASE(
 
 TEST_CASE(
     "upstream_stage: every NxD recipe names upstream's scripts of its release and their required flags") {
-  for (const auto& name : nxd_recipes()) {
-    INFO(name);
-    const auto r = render(name);
+  for (const auto& recipe_name : nxd_recipes()) {
+    INFO(recipe_name);
+    const auto r = render(recipe_name);
     CHECK(r.recipe.upstream.package == "neuronx-distributed");
     CHECK(r.recipe.upstream.release == "2.28");  // the last release that supports NxD training
     for (const auto& s : r.recipe.stages) CHECK_FALSE(s.script.empty());
