@@ -90,7 +90,9 @@ Result<DatasetSize> DatasetOptions::size(const Recipe& recipe) const {
   if (!tokens.empty()) {
     auto n = parse_count(tokens, "--tokens");
     if (!n) return std::unexpected(n.error());
-    return trainer_rule(recipe.upstream.trainer).from_tokens(*n, recipe.model.seq_len);
+    auto size = trainer_rule(recipe.upstream.trainer).from_tokens(*n, recipe.model.seq_len);
+    if (size) size->basis = "given on the command line (--tokens)";
+    return size;
   }
   return count_recipe_dataset(recipe, verify);
 }

@@ -159,9 +159,9 @@ class NxdRule final : public TrainerRule {
                       "groups, builds no shards and fails",
                       c.tp, m.kv_heads, name, backend),
           "train.tp",
-          fmt::format("use tp = {} or a multiple of it (neuronx-distributed 2.28 "
-                      "checkpoint_converter.py, convert_full_state_to_tp)",
-                      m.kv_heads));
+          fmt::format("use tp = {} or more, a multiple of {} to replicate the kv heads evenly "
+                      "(neuronx-distributed 2.28 checkpoint_converter.py, convert_full_state_to_tp)",
+                      m.kv_heads, m.kv_heads));
     }
     return {};
   }

@@ -66,7 +66,7 @@ TEST_CASE("compile_key: what shapes the graphs changes the key") {
   for (const auto* set :
        {"train.mbs=2", "model.seq_len=64", "model.layers=3", "model.hidden=128", "cluster.nodes=1",
         "stages.train.env.NEURON_CC_FLAGS=--model-type transformer -O1", "stages.train.env.XLA_USE_BF16=1",
-        "upstream.release=2.28", "cluster.cores_per_node=4"}) {
+        "upstream.release=2.29", "cluster.cores_per_node=4"}) {
     INFO(set);
     CHECK(key_of("tiny-cpu", {set}).hex != base.hex);
   }

@@ -327,7 +327,7 @@ TEST_CASE("plan: every bundled instance type, at each LNC it accepts") {
                                      {{"cluster.instance", "trn1.32xlarge", ""}});
   REQUIRE_FALSE(trn1.has_value());
   CHECK(to_string(trn1.error()) ==
-        "r.toml:22:7: lnc = 2 is not valid on trn1.32xlarge (trn1.32xlarge supports only lnc = 1)");
+        "r.toml:23:7: lnc = 2 is not valid on trn1.32xlarge (trn1.32xlarge supports only lnc = 1)");
 }
 
 TEST_CASE("plan: UltraServer types keep TP x PP groups that span servers in one UltraServer") {
