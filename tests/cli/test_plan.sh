@@ -46,22 +46,22 @@ expect_contains "plan steps" "floor(micro_steps_per_epoch / grad_accum) = floor(
 expect_contains "plan memory" "of 16.0 GiB per core" "$out"
 
 # --json, with overrides and -r.
-run plan -r other.toml --samples 1000 --json --set train.tp=1 --epochs 1
+run plan -r other.toml --samples 1000 --json --epochs 1
 expect_eq "plan --json exit" 0 "$rc"
-expect_eq "json dp" 4 "$(json_value dp)"
-expect_eq "json grad_accum" 2 "$(json_value grad_accum)"
+expect_eq "json dp" 2 "$(json_value dp)"
+expect_eq "json grad_accum" 4 "$(json_value grad_accum)"
 expect_eq "json steps_per_epoch" 125 "$(json_value steps_per_epoch)"
 expect_eq "json total_steps" 125 "$(json_value total_steps)"
 expect_eq "json warmup_steps" 2 "$(json_value warmup_steps)"
 expect_eq "json instance" cpu "$(json_value instance)"
-run plan -r other.toml --samples 1000 --json --epochs 3 --nodes 4 --dataset /data/x --set train.gbs=16 --set train.tp=1
+run plan -r other.toml --samples 1000 --json --epochs 3 --nodes 4 --dataset /data/x --set train.gbs=16
 expect_eq "overrides exit" 0 "$rc"
 expect_eq "--nodes" 4 "$(json_value nodes)"
 expect_eq "--nodes world" 8 "$(json_value world_size)"
 expect_eq "--epochs" 3 "$(json_value epochs)"
 expect_eq "--set gbs" 16 "$(json_value gbs)"
 expect_eq "--dataset" /data/x "$(json_value dataset_path)"
-# 1000 samples / dp 8 = 125 micro-steps; acc 16 / (1 x 8) = 2; floor(3 x 125 / 2) = 187.
+# 1000 samples / dp 4 = 250 micro-steps; acc 16 / (1 x 4) = 4; floor(3 x 250 / 4) = 187.
 expect_eq "total over 3 epochs" 187 "$(json_value total_steps)"
 run plan -r other.toml --tokens 32001 --json
 expect_eq "--tokens samples" 1000 "$(json_value samples)"
@@ -95,9 +95,13 @@ expect_eq "nothing on stdout" "" "$out"
 run plan -r other.toml --samples 1000 --nodes two
 expect_eq "bad --nodes exit" 2 "$rc"
 expect_contains "bad --nodes" "trnslurm: --nodes: 'two' is not an integer" "$err"
-run plan -r other.toml --samples 1000 --set train.gbs=10 --set train.tp=1
+run plan -r other.toml --samples 1000 --set train.gbs=9
 expect_eq "bad gbs exit" 2 "$rc"
-expect_contains "bad gbs hint" "use gbs = 8 or 12" "$err"
+expect_contains "bad gbs hint" "use gbs = 8 or 10" "$err"
+# TP 1 is below tiny's 2 kv heads: NxD's converter would fail its job, so the plan refuses it.
+run plan -r other.toml --samples 1000 --set train.tp=1
+expect_eq "TP below the kv heads exit" 2 "$rc"
+expect_contains "TP below the kv heads" "tp = 1 is below the model's 2 kv heads" "$err"
 run plan -r "$fixtures/unknown_key.toml" --samples 1000
 expect_eq "bad recipe exit" 2 "$rc"
 expect_contains "bad recipe position" "unknown_key.toml:3:1: unknown key 'layres' in [model]" "$err"
