@@ -79,7 +79,7 @@ Result<LoadedChain> load_chain(const ChainOptions& options, SlurmClient& slurm) 
 int follow_statuses(
     const ChainOptions& options, const std::vector<std::string>& ids,
     const std::function<bool(const std::vector<LoadedChain>&, const std::vector<ChainStatus>&)>& show) {
-  CommandSlurmClient slurm(process_runner());
+  auto slurm = slurm_client();
   std::vector<LoadedChain> chains;
   for (const auto& id : ids.empty() ? std::vector<std::string>{options.chain} : ids) {
     auto chain = trnslurm::load_chain(resolve_runs_dir(options), id, slurm);

@@ -11,9 +11,9 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
-#include "submit_cache.hpp"
 #include "trnslurm/cache/precompile_decision.hpp"
 #include "trnslurm/chain/upstream_stage.hpp"
+#include "trnslurm/submit/submit_cache.hpp"
 
 namespace trnslurm::cli {
 namespace {
@@ -55,7 +55,7 @@ Result<std::vector<JobRow>> ask_slurm(const std::vector<KeyEntry>& entries) {
   for (const auto& e : entries) uses.insert(uses.end(), e.uses.begin(), e.uses.end());
   const auto ids = use_job_ids(uses);
   if (ids.empty()) return std::vector<JobRow>{};
-  CommandSlurmClient slurm(process_runner());
+  auto slurm = slurm_client();
   return slurm.squeue(ids);
 }
 

@@ -20,7 +20,7 @@ struct Options {
 };
 
 int run(const Options& o) {
-  CommandSlurmClient slurm(process_runner());
+  auto slurm = slurm_client();
   auto chain = load_chain(o.chain, slurm);
   if (!chain) {
     print_error(chain.error());

@@ -43,7 +43,7 @@ int run(const Options& o) {
     fmt::print("no chain in {}\n", runs.string());
     return exit_ok;
   }
-  CommandSlurmClient slurm(process_runner());
+  auto slurm = slurm_client();
   auto rows = slurm.squeue(ids);
   if (!rows) {
     print_error(rows.error());

@@ -22,4 +22,9 @@ inline CommandRunner process_runner(RunOptions options = {}) {
   return [options](const std::vector<std::string>& argv) { return run_process(argv, options); };
 }
 
+// The real Slurm client: the one place the CLI makes one, to hand on to the core's steps.
+inline CommandSlurmClient slurm_client(RunOptions options = {}) {
+  return CommandSlurmClient(process_runner(options));
+}
+
 }  // namespace trnslurm::cli

@@ -125,25 +125,25 @@ Result<Rollback> cancel_jobs(const std::vector<JobId>& ids, SlurmClient& slurm,
   return out;
 }
 
+Rollback roll_back_jobs(const std::vector<JobId>& ids, SlurmClient& slurm,
+                        const std::function<void(std::chrono::milliseconds)>& pause, Error& why) {
+  auto rb = cancel_jobs(ids, slurm, pause);
+  for (int attempt = 1; !rb && attempt < 3; ++attempt) {
+    pause(std::chrono::seconds(1));
+    rb = cancel_jobs(ids, slurm, pause);
+  }
+  if (rb) return std::move(*rb);
+  // Could not even cancel: say so, and list every id so the user can.
+  why.hint = fmt::format("cancelling the jobs already submitted failed too: {}", to_string(rb.error()));
+  return Rollback{{}, ids};
+}
+
 std::expected<std::vector<JobId>, SubmitFailure> submit_chain(const ChainSpec& chain, SlurmClient& slurm,
                                                               const SubmitHooks& hooks) {
   std::vector<JobId> ids;
   const auto roll_back = [&](Error error, std::size_t stage) {
     SubmitFailure f{std::move(error), stage, {}};
-    // scancel itself can fail (slurmctld busy or restarting): try again before giving up.
-    auto rb = cancel_jobs(ids, slurm, hooks.pause);
-    for (int attempt = 1; !rb && attempt < 3; ++attempt) {
-      hooks.pause(std::chrono::seconds(1));
-      rb = cancel_jobs(ids, slurm, hooks.pause);
-    }
-    if (rb) {
-      f.rollback = std::move(*rb);
-    } else {
-      // Could not even cancel: say so, and list every id so the user can.
-      f.rollback.remaining = ids;
-      f.error.hint =
-          fmt::format("cancelling the jobs already submitted failed too: {}", to_string(rb.error()));
-    }
+    f.rollback = roll_back_jobs(ids, slurm, hooks.pause, f.error);
     return std::unexpected(std::move(f));
   };
   for (std::size_t k = 0; k < chain.stages.size(); ++k) {

@@ -21,6 +21,7 @@ class FakeSlurm : public SlurmClient {
   std::vector<JobId> asked;  // the ids of the last squeue call
   int cancel_delay = 0;      // squeue calls during which a cancelled job still shows RUNNING
   int scancel_failures = 0;  // scancel calls that fail (slurmctld not answering) before one works
+  std::string squeue_error;  // when set, every squeue fails with it
 
   Result<JobId> sbatch(const std::vector<std::string>& argv) override {
     sbatch_calls.push_back(argv);
@@ -54,6 +55,7 @@ class FakeSlurm : public SlurmClient {
   Result<std::vector<JobRow>> squeue(const std::vector<JobId>& ids) override {
     ++squeue_calls;
     asked = ids;
+    if (!squeue_error.empty()) return fail(squeue_error, "squeue");
     if (cancel_delay > 0 && --cancel_delay == 0) {
       for (auto& [id, r] : jobs) {
         if (r.state == "COMPLETING") r.state = "CANCELLED";

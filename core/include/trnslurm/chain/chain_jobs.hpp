@@ -46,6 +46,12 @@ Result<Rollback> cancel_jobs(const std::vector<JobId>& ids, SlurmClient& slurm,
                              const std::function<void(std::chrono::milliseconds)>& pause,
                              std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// Rolls back what a submission that failed with `why` had submitted: cancel_jobs, tried again a
+// second apart (scancel itself fails while slurmctld is busy or restarting). When cancelling never
+// works, every id is `remaining` and `why`'s hint says so.
+Rollback roll_back_jobs(const std::vector<JobId>& ids, SlurmClient& slurm,
+                        const std::function<void(std::chrono::milliseconds)>& pause, Error& why);
+
 // Slurm states, grouped. A held job (JobHeldUser, JobHeldAdmin, JobHoldMaxRequeue, "launch failed
 // requeued held") waits for a person, not for Slurm: it is `held`, not `pending`.
 enum class JobPhase { pending, running, held, succeeded, failed, cancelled, unknown };

@@ -1,5 +1,5 @@
 #pragma once
-// What `submit` does with the compile cache (docs/cache.md): the chain's compile key, whether
+// What a submit does with the compile cache (docs/cache.md): the chain's compile key, whether
 // its precompile runs, is skipped or waits for another chain's, and the records of that.
 
 #include <optional>
@@ -9,10 +9,11 @@
 #include "trnslurm/cache/compile_key.hpp"
 #include "trnslurm/cache/precompile_decision.hpp"
 #include "trnslurm/chain/chain_render.hpp"
+#include "trnslurm/chain/slurm_client.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 
-namespace trnslurm::cli {
+namespace trnslurm {
 
 struct SubmitCache {
   CacheLocation loc;
@@ -25,9 +26,14 @@ struct SubmitCache {
 };
 
 // nullopt when the recipe keeps no compile cache (cache.enabled = false). A real submit locks the
-// key, reads its marker and asks squeue whether another chain compiles it; a dry run only reads.
+// key and reads its marker; a dry run only reads.
 Result<std::optional<SubmitCache>> prepare_cache(const Recipe& recipe, const Plan& plan, PrecompileMode mode,
                                                  bool dry_run, const TemplateValues& site);
+
+// Whether another chain compiles the key now (cache.live): Slurm is asked only when the answer
+// matters, for a real submit whose precompile would run, so that a dry run may be made where
+// there is no Slurm. An error is squeue's.
+Result<void> find_live_compile(SubmitCache& cache, bool dry_run, SlurmClient& slurm);
 
 // The precompile and train stages' cache, before rendering.
 void cache_inputs(const SubmitCache& cache, ChainInputs& inputs);
@@ -41,4 +47,8 @@ void apply_cache(SubmitCache& cache, ChainSpec& chain);
 Result<std::string> record_cache(const SubmitCache& cache, const ChainSpec& chain, const std::string& created,
                                  const std::vector<JobId>& ids, bool dry_run);
 
-}  // namespace trnslurm::cli
+// What a submit whose only selected stage is a precompile the cache leaves out says:
+// "precompile skipped: cache warm since <date>, chain <X>" or "precompile not run (--precompile=never)".
+std::string nothing_to_compile(const SubmitCache& cache);
+
+}  // namespace trnslurm

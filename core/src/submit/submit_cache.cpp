@@ -1,13 +1,12 @@
-#include "submit_cache.hpp"
+#include "trnslurm/submit/submit_cache.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "process.hpp"
 #include "trnslurm/chain/upstream_stage.hpp"
 
-namespace trnslurm::cli {
+namespace trnslurm {
 namespace {
 
 std::optional<std::size_t> stage_at(const ChainSpec& chain, std::string_view name) {
@@ -39,18 +38,20 @@ Result<std::optional<SubmitCache>> prepare_cache(const Recipe& recipe, const Pla
   auto warm = read_warm(c.loc, c.key.hex);
   if (!warm) return std::unexpected(warm.error());
   c.warm = *warm;
-  // Slurm is asked only when the answer matters: a dry run may be made where there is no Slurm.
-  const bool skip = mode == PrecompileMode::never || (mode == PrecompileMode::automatic && c.warm);
-  if (!dry_run && !skip) {
-    const auto uses = read_uses(c.loc, c.key.hex);
-    if (const auto ids = use_job_ids(uses); !ids.empty()) {
-      CommandSlurmClient slurm(process_runner());
-      auto rows = slurm.squeue(ids);
-      if (!rows) return std::unexpected(rows.error());
-      c.live = live_compile(uses, *rows);
-    }
-  }
   return std::optional<SubmitCache>{std::move(c)};
+}
+
+Result<void> find_live_compile(SubmitCache& cache, bool dry_run, SlurmClient& slurm) {
+  const bool skip =
+      cache.mode == PrecompileMode::never || (cache.mode == PrecompileMode::automatic && cache.warm);
+  if (dry_run || skip) return {};
+  const auto uses = read_uses(cache.loc, cache.key.hex);
+  const auto ids = use_job_ids(uses);
+  if (ids.empty()) return {};
+  auto rows = slurm.squeue(ids);
+  if (!rows) return std::unexpected(rows.error());
+  cache.live = live_compile(uses, *rows);
+  return {};
 }
 
 void cache_inputs(const SubmitCache& cache, ChainInputs& inputs) {
@@ -102,4 +103,11 @@ Result<std::string> record_cache(const SubmitCache& cache, const ChainSpec& chai
   return fmt::format("compile key {}: {}", cache.key.hex, describe(use));
 }
 
-}  // namespace trnslurm::cli
+std::string nothing_to_compile(const SubmitCache& cache) {
+  return cache.warm && cache.mode != PrecompileMode::never
+             ? fmt::format("precompile skipped: cache warm since {}, chain {}", cache.warm->since,
+                           cache.warm->chain)
+             : std::string("precompile not run (--precompile=never)");
+}
+
+}  // namespace trnslurm
