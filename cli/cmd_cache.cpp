@@ -24,6 +24,7 @@ struct Options {
   RecipeOptions recipe;
   DatasetOptions dataset;
   std::string key;
+  CLI::Option* key_option = nullptr;
   std::string cache_dir;
   bool json = false;
 };
@@ -204,6 +205,13 @@ int key(const Options& o) {
 
 int run(const Options& o) {
   if (o.action == "key") return key(o);
+  // --key '' (an unset variable in a script) is refused: it must not read as "every key".
+  if (o.key_option->count() > 0 && o.key.empty()) {
+    print_error(
+        Error{"an empty key selects nothing", "--key",
+              "give a key ('trnslurm cache list' shows them), or leave --key out to act on every key"});
+    return exit_usage;
+  }
   if (!o.key.empty() && !is_compile_key(o.key)) {
     print_error(Error{fmt::format("'{}' is not a compile key", o.key), "--key",
                       "keys are 16 hex digits: 'trnslurm cache list' shows them"});
@@ -229,7 +237,7 @@ Command add_cache(CLI::App& app) {
       ->type_name("list|clear|key");
   add_recipe_options(*sub, opts->recipe);
   add_dataset_options(*sub, opts->dataset);
-  sub->add_option("--key", opts->key, "list or clear this key only")->type_name("KEY");
+  opts->key_option = sub->add_option("--key", opts->key, "list or clear this key only")->type_name("KEY");
   sub->add_option("--cache-dir", opts->cache_dir, "The cache directory (default: the recipe's cache.dir)")
       ->type_name("DIR");
   sub->add_flag("--json", opts->json, "list, key: print JSON");

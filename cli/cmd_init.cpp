@@ -42,8 +42,9 @@ int run(const Options& o) {
       print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
       return exit_usage;
     }
+    // The output path is the user's: a device or a directory there is bad input.
     print_error(r.error());
-    return exit_failure;
+    return exit_usage;
   }
   fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n", out.string(),
              recipe->name);

@@ -1,10 +1,15 @@
 // `trnslurm logs [CHAIN] [--stage S] [-f]`: a stage's Slurm output file from the run directory.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -13,20 +18,33 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "trnslurm/chain/poll_backoff.hpp"
+#include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
 namespace {
 
-// Copies what `in` holds from `offset` on to stdout; returns the new offset.
-std::streamoff copy_from(const std::filesystem::path& path, std::streamoff offset) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return offset;
-  in.seekg(offset);
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    (void)std::fwrite(buf, 1, static_cast<std::size_t>(in.gcount()), stdout);
-    offset += in.gcount();
+// Copies what the log holds from `offset` on to stdout; returns the new offset. Only a regular
+// file, opened without blocking: a FIFO or a device in the log's place (the run directory is the
+// user's) is refused, not waited on or copied forever.
+Result<off_t> copy_from(const std::filesystem::path& path, off_t offset) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return offset;  // not written yet
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (!regular) {
+    ::close(fd);
+    return fail(fmt::format("the stage's log is {}, not a regular file: not read", file_kind(st.st_mode)),
+                path.string(), "remove it: Slurm writes the log there");
   }
+  std::array<char, 65536> buf{};
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    (void)std::fwrite(buf.data(), 1, static_cast<std::size_t>(n), stdout);
+    offset += n;
+  }
+  ::close(fd);
   (void)std::fflush(stdout);
   return offset;
 }
@@ -66,7 +84,12 @@ int run(const Options& o) {
   }
   const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
   fmt::print(stderr, "==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id);
-  std::streamoff offset = copy_from(path, 0);
+  auto copied = copy_from(path, 0);
+  if (!copied) {
+    print_error(copied.error());
+    return exit_usage;
+  }
+  off_t offset = *copied;
   if (!o.follow) return exit_ok;
   install_interrupt_flag();
   // Slurm is asked whether the stage still runs once a second at first, less often while its
@@ -86,14 +109,19 @@ int run(const Options& o) {
       }
       const auto phase = now->stages[*pick].phase;
       if (!is_active(phase) || phase == JobPhase::held) {
-        copy_from(path, offset);
+        (void)copy_from(path, offset);
         return exit_ok;
       }
       next_check = std::chrono::steady_clock::now() + check_backoff.next(phase != last_phase);
       last_phase = phase;
     }
     const auto before = offset;
-    offset = copy_from(path, offset);
+    copied = copy_from(path, offset);
+    if (!copied) {
+      print_error(copied.error());
+      return exit_usage;
+    }
+    offset = *copied;
     const auto wait = read_backoff.next(offset != before);
     const auto until = std::min(std::chrono::steady_clock::now() + wait, next_check);
     while (std::chrono::steady_clock::now() < until && !interrupted())

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "chain_cli.hpp"
 #include "colour.hpp"
 #include "commands.hpp"
+#include "number_options.hpp"
 #include "trnslurm/chain/poll_backoff.hpp"
 
 namespace trnslurm::cli {
@@ -25,8 +27,9 @@ struct Options {
   double max_interval = 60.0;
 };
 
+// The options are checked finite and in range; PollBackoff keeps its floor whatever it is given.
 std::chrono::milliseconds to_ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  return std::chrono::milliseconds(std::lround(seconds * 1000));
 }
 
 // What Slurm said, without what changes at every look (elapsed time): a change here is
@@ -54,6 +57,7 @@ int run(const Options& o) {
   return follow_statuses(
       o.chain, o.chains,
       [&](const std::vector<LoadedChain>& chains, const std::vector<ChainStatus>& statuses) {
+        if (interrupted()) return false;  // exit 3: still running
         trackers.resize(chains.size());
         std::string text;
         for (std::size_t i = 0; i < chains.size(); ++i)
@@ -89,14 +93,15 @@ int run(const Options& o) {
 Command add_watch(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("watch", "Follow chains' status until they end");
-  sub->add_option("chain", opts->chains, "Chain ids, followed together (default: the newest chain)");
+  sub->add_option("chain", opts->chains, "Chain ids, followed together (default: the newest chain)")
+      ->check(given_chain_id);
   add_chain_options(*sub, opts->chain, false);
   sub->add_option("--interval", opts->interval, "Seconds between refreshes while something changes")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(finite_range(0.1, 3600.0))
       ->capture_default_str();
   sub->add_option("--max-interval", opts->max_interval,
                   "Longest wait between refreshes: doubled from --interval while nothing changes")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(finite_range(0.1, 3600.0))
       ->capture_default_str();
   sub->footer(
       "On a terminal the status is redrawn in place; otherwise a new status is printed when it changes.\n"

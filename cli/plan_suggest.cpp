@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "commands.hpp"
+#include "number_options.hpp"
 #include "output.hpp"
 #include "trnslurm/util/file.hpp"
 #include "trnslurm/util/toml_edit.hpp"
@@ -128,7 +129,7 @@ Result<std::vector<TomlSet>> apply(const SuggestResult& r, std::size_t rank, con
   if (recipe.source.empty()) return fail("the recipe has no file to write", "--apply", "give -r PATH");
   const auto* type = recipe.instances.find(recipe.cluster.instance);
   if (type == nullptr) return fail("unknown instance type", recipe.where("cluster.instance"));
-  const auto on_disk = read_file(recipe.source, std::size_t{1} << 20);
+  const auto on_disk = read_file(recipe.source, max_recipe_size);
   if (!on_disk || *on_disk != recipe.file_text)
     return fail("the recipe file changed while it was read", recipe.source.string(), "run the command again");
   const auto sets = keys_of(s, *type);
@@ -177,7 +178,7 @@ void add_suggest_options(CLI::App& app, SuggestCliOptions& o) {
                       fmt::format("With --suggest: the share of peak BF16 compute reaches (default {:g})",
                                   default_efficiency))
            ->type_name("F")
-           ->check(CLI::Range(0.01, 1.0)));
+           ->check(finite_range(0.01, 1.0)));
   app.add_option("--apply", o.apply, "Write the configuration of rank N of --suggest into the recipe file")
       ->type_name("N")
       ->check(CLI::Range(1, 1000000));

@@ -17,7 +17,20 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
   SiteConfig cfg;
   const char* env_conf = std::getenv("SLURM_CONF");
   cfg.slurm_conf = env_conf && *env_conf ? env_conf : "/etc/slurm/slurm.conf";
-  const auto conf_text = read_file(cfg.slurm_conf);
+  // slurm.conf and plugstack.conf: a few KiB each, a large site's a few hundred.
+  constexpr std::size_t max_conf_size = std::size_t{16} << 20;
+  // A missing file is a setting (no Slurm here, no plugstack.conf); a FIFO, a device or an
+  // oversized file in its place is refused, with its path, before anything else is read.
+  std::optional<Error> refused;
+  const auto read_conf = [&](const std::string& file, std::string_view what) {
+    auto text = read_file(file, max_conf_size);
+    if (!text && text.error() != ReadFailure::unreadable && !refused) {
+      const auto err = read_file_or_fail(file, max_conf_size, what);
+      refused = err ? Error{"changed while it was read", file, ""} : err.error();
+    }
+    return text;
+  };
+  const auto conf_text = read_conf(cfg.slurm_conf, "slurm.conf");
   cfg.slurm_conf_found = conf_text.has_value();
   if (plugstack_override) {
     cfg.plugstack = *plugstack_override;
@@ -32,7 +45,7 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
   for (int depth = 0; depth < 4 && !pending.empty() && !cfg.line; ++depth) {
     std::vector<std::string> next;
     for (const auto& file : pending) {
-      const auto text = read_file(file);
+      const auto text = read_conf(file, "the plugstack file");
       if (!text) continue;
       if (file == cfg.plugstack) cfg.plugstack_found = true;
       cfg.files_read.push_back(file);
@@ -48,7 +61,11 @@ SiteConfig load_site_config(const std::optional<std::string>& plugstack_override
     }
     pending = std::move(next);
   }
-  if (cfg.line) cfg.site = parse_plugstack_args(cfg.line->args);
+  if (refused) {
+    cfg.site = std::unexpected(*refused);
+  } else if (cfg.line) {
+    cfg.site = parse_plugstack_args(cfg.line->args);
+  }
   return cfg;
 }
 

@@ -37,8 +37,9 @@ std::optional<CheckpointMark> newest_completed_checkpoint(const fs::path& dir) {
 
 Result<RunFigures> read_run_figures(const fs::path& run_dir) {
   const auto path = run_dir / "plan.json";
-  const auto text = read_file(path, max_state_size);
-  if (!text) return fail("cannot read the run's plan", path.string(), "the run directory is incomplete");
+  const auto text =
+      read_file_or_fail(path, max_state_size, "the run's plan", "the run directory is incomplete");
+  if (!text) return std::unexpected(text.error());
   try {
     const auto j = nlohmann::json::parse(*text);
     RunFigures f;

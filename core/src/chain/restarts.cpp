@@ -47,7 +47,8 @@ std::vector<RestartEvent> parse_restarts(std::string_view jsonl) {
 }
 
 std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir) {
-  const auto text = read_file(restarts_path(run_dir));
+  // A line per restart: max_restarts is at most a few hundred.
+  const auto text = read_file(restarts_path(run_dir), std::size_t{16} << 20);
   return text ? parse_restarts(*text) : std::vector<RestartEvent>{};
 }
 

@@ -135,11 +135,19 @@ Result<void> write_manifest(const Manifest& m) {
 
 Result<Manifest> read_manifest(const fs::path& run_dir) {
   const auto path = run_dir / "manifest.json";
-  const auto text = read_file(path);
-  if (!text) return fail("cannot read the manifest", path.string(), "is this a trnslurm run directory?");
+  // A manifest is a few KiB, its journal a line per job and state change.
+  const auto text =
+      read_file_or_fail(path, std::size_t{16} << 20, "the manifest", "is this a trnslurm run directory?");
+  if (!text) return std::unexpected(text.error());
   auto m = manifest_from_json(*text, path.string());
   if (!m) return m;
-  if (const auto journal = read_file(run_dir / "journal")) apply_journal(*m, *journal);
+  const auto journal_path = run_dir / "journal";
+  std::error_code ec;
+  if (fs::symlink_status(journal_path, ec).type() != fs::file_type::not_found) {
+    const auto journal = read_file_or_fail(journal_path, std::size_t{16} << 20, "the run's journal");
+    if (!journal) return std::unexpected(journal.error());
+    apply_journal(*m, *journal);
+  }
   return m;
 }
 
@@ -211,7 +219,7 @@ Result<SubmitLock> lock_submission(const fs::path& run_dir) {
 
 bool submission_in_progress(const fs::path& run_dir) {
   const auto path = run_dir / "submit.lock";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return false;
   const int rc = ::flock(fd, LOCK_SH | LOCK_NB);
   const int err = errno;

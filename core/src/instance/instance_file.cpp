@@ -39,7 +39,8 @@ Result<InstanceFile> read_site_instances(const std::string& path) {
   if (stat(dir.c_str(), &st) != 0)
     return fail(fmt::format("cannot read its directory: {}", std::strerror(errno)), dir.string());
   if (auto ok = check_trusted(st, dir.string(), "the directory"); !ok) return std::unexpected(ok.error());
-  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in its place is refused below, not waited on inside slurmstepd.
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return fail(fmt::format("cannot read the site's instances file: {}", std::strerror(errno)), path,
                 "check the path given as instances= in plugstack.conf");

@@ -182,7 +182,7 @@ Result<EfaProbe> read_efa_state(const fs::path& dir) {
     return fail("no EFA probe result (the slurmd has not probed)", dir.string());
   if (auto ok = check_root_owned(st, dir); !ok) return std::unexpected(ok.error());
   const fs::path file = dir / "efa";
-  Fd fd(open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  Fd fd(open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd) return fail("no EFA probe result (the slurmd has not probed)", file.string());
   if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return fail("not a regular file", file.string());
   if (auto ok = check_root_owned(st, file); !ok) return std::unexpected(ok.error());

@@ -1,6 +1,7 @@
 #include "trnslurm/node/sysfs.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,8 +15,15 @@ std::optional<std::string> read_sysfs_line(const std::filesystem::path& file) {
 }
 
 std::optional<std::string> read_sysfs_line_at(int dir, const char* file) {
-  const int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
+  // Read in slurmstepd under a site's root=: a FIFO or a device there must not block the step or
+  // be read at all (O_NONBLOCK, then only a regular file: sysfs attributes are).
+  const int fd = openat(dir, file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return std::nullopt;
+  }
   std::array<char, 4096> buf{};
   const ssize_t n = read(fd, buf.data(), buf.size());
   close(fd);

@@ -40,7 +40,7 @@ Result<LogRead> read_lines(const std::filesystem::path& path, std::uint64_t from
                            const std::function<void(std::string_view)>& line, LogReadLimits limits) {
   LogRead out;
   out.offset = from;
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     if (errno == ENOENT) return out;
     return io_error(path, "open the log");
@@ -104,13 +104,14 @@ Result<LogRead> read_lines(const std::filesystem::path& path, std::uint64_t from
 }
 
 Result<std::uint64_t> tail_start(const std::filesystem::path& path, std::uint64_t bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     if (errno == ENOENT) return 0;
     return io_error(path, "open the log");
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return io_error(path, "stat the log");
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file", path.string());
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size <= bytes) return 0;
   // The line that was cut at the start of the window is not read: start after its newline.

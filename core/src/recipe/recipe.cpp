@@ -15,6 +15,7 @@
 #include "recipe_schema.hpp"
 #include "recipe_upstream.hpp"
 #include "trnslurm/util/file.hpp"
+#include "trnslurm/util/printable.hpp"
 
 namespace trnslurm {
 
@@ -40,6 +41,31 @@ void flatten_toml(const toml::table& t, const std::string& prefix, TemplateValue
       out[name] = text.str();
     }
   }
+}
+
+// Every key and string of the file in UTF-8 without control characters (TOML's escapes can
+// write any code point): what a job script, the manifest or a terminal cannot carry is refused
+// here, at its line and column, before anything is planned or submitted.
+Result<void> check_strings(const toml::node& node, const std::string& path, const std::string& file) {
+  const auto refuse = [&](const toml::source_region& at, const Unrepresentable& bad, std::string_view what) {
+    return fail(fmt::format("{} holds {} at byte {}", what, bad.what, bad.offset),
+                to_string(SourcePos{file, at.begin.line, at.begin.column}),
+                "write the value in UTF-8, without control characters");
+  };
+  if (const auto* s = node.as_string()) {
+    if (const auto bad = find_unrepresentable(s->get()))
+      return refuse(node.source(), *bad, "the value of " + path);
+  } else if (const auto* t = node.as_table()) {
+    for (const auto& [key, child] : *t) {
+      const auto name = path.empty() ? std::string(key.str()) : path + "." + std::string(key.str());
+      if (const auto bad = find_unrepresentable(key.str())) return refuse(key.source(), *bad, "a key");
+      if (auto r = check_strings(child, name, file); !r) return r;
+    }
+  } else if (const auto* a = node.as_array()) {
+    for (std::size_t i = 0; i < a->size(); ++i)
+      if (auto r = check_strings((*a)[i], fmt::format("{}[{}]", path, i), file); !r) return r;
+  }
+  return {};
 }
 
 }  // namespace
@@ -83,6 +109,7 @@ Result<Recipe> load_recipe_text(std::string_view text, const std::string& source
   auto parsed = parse_toml(text, source_name);
   if (!parsed) return std::unexpected(parsed.error());
   toml::table& root = *parsed;
+  if (auto r = check_strings(root, "", source_name); !r) return std::unexpected(r.error());
   std::map<std::string, std::string> overridden;
   for (const auto& o : overrides) {
     auto path = apply_override(root, o);
@@ -111,27 +138,25 @@ Result<Recipe> load_recipe_text(std::string_view text, const std::string& source
 }
 
 std::filesystem::path runs_dir_named_by(const std::filesystem::path& recipe_file) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(recipe_file, ec)) return path_from({}, RunRecipe{}.runs_dir);
+  const auto text = read_file(recipe_file, max_recipe_size);
+  if (!text) return path_from({}, RunRecipe{}.runs_dir);
   std::string dir = RunRecipe{}.runs_dir;
-  try {
-    const auto t = toml::parse_file(recipe_file.string());
-    if (auto named = t["run"]["runs_dir"].value<std::string>(); named && !named->empty()) dir = *named;
-  } catch (const toml::parse_error&) {
-  }
+  if (const auto t = parse_toml(*text, recipe_file.string()))
+    if (auto named = (*t)["run"]["runs_dir"].value<std::string>(); named && !named->empty()) dir = *named;
   return path_from(recipe_file.parent_path(), dir);
 }
 
 Result<Recipe> load_recipe(const std::filesystem::path& path, const std::vector<Override>& overrides,
                            const InstanceTable& instances) {
+  // The path goes into the manifest and the job scripts as text.
+  if (const auto bad = find_unrepresentable(path.string()))
+    return fail(fmt::format("the recipe's path holds {} at byte {}", bad->what, bad->offset), path.string(),
+                "rename the file, or give it by another path");
   // A recipe is a few kilobytes: 1 MiB at most.
-  const auto text = read_file(path, std::size_t{1} << 20);
-  if (!text && text.error() == ReadFailure::too_large)
-    return fail("the recipe is larger than 1 MiB", path.string(),
-                "check the path: a recipe is a small TOML file");
-  if (!text)
-    return fail("cannot read the recipe", path.string(),
-                "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
+  const auto text =
+      read_file_or_fail(path, max_recipe_size, "the recipe",
+                        "create one with `trnslurm init NAME` (see `trnslurm recipes`) or give -r PATH");
+  if (!text) return std::unexpected(text.error());
   auto recipe = load_recipe_text(*text, path.string(), overrides, instances);
   if (recipe) recipe->source = path;
   return recipe;

@@ -6,8 +6,10 @@
 #include <optional>
 #include <vector>
 
+#include "../util/toml_read.hpp"
 #include "recipe_schema.hpp"
 #include "trnslurm/util/parse_number.hpp"
+#include "trnslurm/util/printable.hpp"
 #include "trnslurm/util/suggest.hpp"
 #include "trnslurm/util/template.hpp"
 
@@ -51,8 +53,11 @@ Result<toml::table> override_value(const Override& o, ValueKind kind) {
     case ValueKind::strings:
     case ValueKind::env: {
       toml::table parsed;
+      const auto text = "v = " + o.value;
+      if (auto deep = check_toml_nesting(text, where); !deep)
+        return fail(deep.error().what, where, deep.error().hint);
       try {
-        parsed = toml::parse("v = " + o.value);
+        parsed = toml::parse(text);
       } catch (const toml::parse_error&) {
         return bad(kind_name(kind), kind == ValueKind::strings
                                         ? fmt::format("e.g. --set '{}=[\"--arg\", \"value\"]'", o.key)
@@ -75,6 +80,10 @@ Result<toml::table> override_value(const Override& o, ValueKind kind) {
 // Applies one override to the table; returns the path it set.
 Result<std::string> apply_override(toml::table& root, const Override& o) {
   const std::string where = origin_of(o);
+  // Refused before it reaches a script, the manifest or a terminal (docs/security.md, "Values").
+  if (const auto bad = find_unrepresentable(o.value))
+    return fail(fmt::format("the value holds {} at byte {}", bad->what, bad->offset), where,
+                "give the value in UTF-8, without control characters");
   std::vector<std::string> parts;
   for (std::size_t start = 0;;) {
     const auto dot = o.key.find('.', start);

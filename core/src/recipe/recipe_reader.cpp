@@ -154,6 +154,9 @@ Result<void> RecipeReader::check_section(const toml::table& table, const std::st
           return fail(fmt::format("'{}' is not a valid environment variable name", var_name),
                       to_string(pos(var, var_path)),
                       "use letters, digits and '_', not starting with a digit");
+        if (const auto why = reserved_variable(var_name))
+          return fail(fmt::format("{} cannot be set in a stage's env: {}", var_name, *why),
+                      to_string(pos(var, var_path)), "use another name");
         if (!value.is_string())
           return fail(fmt::format("{} must be a string, got {}", var_path, toml_type_name(value)),
                       to_string(pos(value, var_path)), fmt::format("quote it: {} = \"...\"", var_name));

@@ -25,8 +25,9 @@ bool read_at(std::string_view data, std::uint64_t offset, T& out) {
 
 Result<std::uint32_t> read_u32_symbol(const std::filesystem::path& file, std::string_view name) {
   const std::string where = file.string();
-  const auto contents = read_file(file);
-  if (!contents) return fail("cannot open", where);
+  // The plugin is a few MiB; 256 MiB covers a build with debug information.
+  const auto contents = read_file_or_fail(file, std::size_t{256} << 20, "the plugin");
+  if (!contents) return std::unexpected(contents.error());
   const std::string_view data = *contents;
   Elf64_Ehdr eh{};
   if (!read_at(data, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <ranges>
 #include <vector>
 
@@ -102,21 +103,68 @@ std::string variable_for(std::string_view name) {
   return out;
 }
 
+std::optional<std::string> reserved_variable(std::string_view name) {
+  // TRNSLURM_STANDIN_* are the CPU stand-ins' knobs (scripts/cpu/README.md), set by recipes.
+  if (name.starts_with("TRNSLURM_") && !name.starts_with("TRNSLURM_STANDIN_"))
+    return std::string(
+        "TRNSLURM_* variables are trnslurm's own: the job script sets them, and a stage "
+        "that changed them would move its status files or replace its programs");
+  for (const std::string_view ro : {"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"})
+    if (name == ro) return fmt::format("{} is read-only in bash: setting it fails the job script", name);
+  return std::nullopt;
+}
+
 namespace {
 
-// Bash's quoting context at a point of a script, approximately: enough to choose the nicest
-// variable reference. A misjudged context costs word splitting, never execution.
+bool word_boundary(char c) {
+  return std::string_view(" \t\n;&|()").find(c) != std::string_view::npos;
+}
+
+// Bash's quoting context at a point of a script, approximately, and the places where no quoting
+// helps because bash reads a value as code there (issue 31):
+// - arithmetic: $(( )), (( )), $[ ], an array subscript (a[...], ${a[...]}), a substring's
+//   offset and length (${v:offset:length}), the arguments of `let`: bash evaluates the value as
+//   an expression, and evaluating expands array subscripts again (`a[$(cmd)]` runs cmd);
+// - [[ ]] beside an arithmetic comparison (-eq, -lt, ...) or after -v: the same evaluation;
+// - a second shell's code: the command string of `bash -c` (sh, dash, zsh, ksh, su, flock...),
+//   the arguments of eval, ssh, watch, pdsh and clush, unless single quotes keep the outer shell
+//   from expanding the reference there (the inner shell then expands it from the environment).
+// Not recognised (docs/security.md says so): a value piped or written into a shell's input
+// (| bash, here-documents), `declare -i`, and a command string built in a variable first.
 class QuoteTracker {
  public:
   enum class Context { unquoted, single, double_quoted };
 
-  // Inside $(( )) or (( )): bash evaluates the expanded text of a value there as arithmetic,
-  // which expands array subscripts again: a value `a[$(cmd)]` would run cmd, whatever its quotes.
-  // Double quotes and parentheses inside the expression do not end it; a command substitution does.
-  bool in_arithmetic() const {
+  // Where the value of a placeholder here would be read as code, or nullopt.
+  std::optional<std::string> code_context() const {
+    if (let_arguments()) return "an argument of let, which bash evaluates as arithmetic";
     for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
-      if (*it == Frame::arithmetic) return true;
-      if (*it != Frame::double_quoted && *it != Frame::arith_paren) return false;
+      switch (*it) {
+        case Frame::arithmetic:
+        case Frame::arith_bracket:
+          return "an arithmetic expression ($(( )), (( )) or $[ ]), which bash evaluates as code";
+        case Frame::subscript:
+          return "an array subscript, which bash evaluates as arithmetic";
+        case Frame::param_offset:
+          return "the offset or length of ${name:offset:length}, which bash evaluates as arithmetic";
+        case Frame::double_quoted:
+        case Frame::arith_paren:
+        case Frame::param_word:  // $(( ${x:-V} )): the expansion is evaluated after it
+          continue;
+        default:
+          break;
+      }
+      break;
+    }
+    if (const auto* c = second_shell()) return c;
+    return std::nullopt;
+  }
+
+  // Inside [[ ]] (quotes aside): the caller looks at the operators beside the placeholder.
+  bool in_test() const {
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
+      if (*it == Frame::test) return true;
+      if (*it != Frame::double_quoted && *it != Frame::single) return false;
     }
     return false;
   }
@@ -133,62 +181,102 @@ class QuoteTracker {
     }
   }
 
+  // A placeholder was placed: it is part of the current word.
+  void placeholder() { word_char('\x01'); }
+
   // Feeds text[i]; returns how many characters were consumed (2 for an escape).
   std::size_t feed(std::string_view text, std::size_t i) {
+    track_words(text, i);
     const char c = text[i];
     const char next = i + 1 < text.size() ? text[i + 1] : '\0';
-    auto& top = stack_.back();
+    const Frame top = stack_.back();
     switch (top) {
       case Frame::comment:
-        if (c == '\n') stack_.pop_back();
+        if (c == '\n') pop();
         return 1;
       case Frame::single:
-        if (c == '\'') stack_.pop_back();
+        if (c == '\'') pop();
         return 1;
       case Frame::ansi_c:
         if (c == '\\') return 2;
-        if (c == '\'') stack_.pop_back();
+        if (c == '\'') pop();
         return 1;
       case Frame::double_quoted:
         if (c == '\\') return 2;
         if (c == '"') {
-          stack_.pop_back();
+          pop();
           return 1;
         }
         return open_substitution(text, i);
       case Frame::backtick:
         if (c == '`') {
-          stack_.pop_back();
+          pop();
           return 1;
         }
         return unquoted(text, i);
       case Frame::command_sub:
         if (c == ')') {
-          stack_.pop_back();
+          pop();
           return 1;
         }
         if (c == '(' && next != '(') {
-          stack_.push_back(Frame::command_sub);
+          push(Frame::command_sub);
           return 1;
         }
         return unquoted(text, i);
+      case Frame::test:
+        if (c == ']' && next == ']' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+          pop();
+          return 2;
+        }
+        return unquoted(text, i);
+      case Frame::param_word:
+        if (c == '}') {
+          pop();
+          return 1;
+        }
+        if (c == '\\') return 2;
+        if (c == '\'') {
+          push(Frame::single);
+          return 1;
+        }
+        if (c == '"') {
+          push(Frame::double_quoted);
+          return 1;
+        }
+        return open_substitution(text, i);
       case Frame::arithmetic:
         if (c == ')' && next == ')') {
-          stack_.pop_back();
+          pop();
           return 2;
         }
         [[fallthrough]];
       case Frame::arith_paren:
+      case Frame::arith_bracket:
+      case Frame::subscript:
+      case Frame::param_offset:
         if (c == '(') {
-          stack_.push_back(Frame::arith_paren);
+          push(Frame::arith_paren);
           return 1;
         }
         if (c == ')') {
-          if (top == Frame::arith_paren) stack_.pop_back();
+          if (top == Frame::arith_paren) pop();
+          return 1;
+        }
+        if (c == '[') {
+          push(Frame::subscript);
+          return 1;
+        }
+        if (c == ']') {
+          if (top == Frame::subscript || top == Frame::arith_bracket) pop();
+          return 1;
+        }
+        if (c == '}' && top == Frame::param_offset) {
+          pop();
           return 1;
         }
         if (c == '"') {
-          stack_.push_back(Frame::double_quoted);
+          push(Frame::double_quoted);
           return 1;
         }
         return open_substitution(text, i);
@@ -207,54 +295,232 @@ class QuoteTracker {
     command_sub,
     backtick,
     comment,
-    arithmetic,
-    arith_paren
+    arithmetic,     // $(( )) and (( ))
+    arith_paren,    // ( ) inside arithmetic
+    arith_bracket,  // $[ ]
+    subscript,      // name[ ]
+    param_word,     // ${name...}: the rest of a parameter expansion up to }
+    param_offset,   // ${name:offset:length}
+    test,           // [[ ]]
   };
+
+  // The words of the simple command being read, at one level of command (the script, a command
+  // substitution): enough to know a second shell's command string and eval's arguments.
+  struct Command {
+    std::string word;             // the current word's text, quotes removed
+    bool shell = false;           // a word so far names a shell (or su, flock...)
+    bool command_string = false;  // the current word is the command string of -c
+    bool all_arguments = false;   // eval, ssh...: every word after is read by a shell
+    bool let = false;             // let: every word after is arithmetic
+  };
+
+  static bool is_command_frame(Frame f) {
+    return f == Frame::top || f == Frame::command_sub || f == Frame::backtick;
+  }
+
+  void push(Frame f) {
+    stack_.push_back(f);
+    if (is_command_frame(f)) commands_.emplace_back();
+  }
+  void pop() {
+    if (stack_.size() <= 1) return;
+    if (is_command_frame(stack_.back())) commands_.pop_back();
+    stack_.pop_back();
+  }
+
+  // The index in stack_ of the innermost command frame.
+  std::size_t command_frame() const {
+    std::size_t k = stack_.size() - 1;
+    while (k > 0 && !is_command_frame(stack_[k])) --k;
+    return k;
+  }
+
+  void word_char(char c) {
+    const auto k = command_frame();
+    bool direct = true;  // only quotes between the command and this character
+    for (std::size_t j = k + 1; j < stack_.size(); ++j)
+      if (stack_[j] != Frame::single && stack_[j] != Frame::double_quoted && stack_[j] != Frame::ansi_c)
+        direct = false;
+    commands_.back().word += direct ? c : '\x01';
+  }
+
+  void end_word() {
+    auto& cmd = commands_.back();
+    if (cmd.word.empty()) return;
+    const std::string_view word = cmd.word;
+    const auto slash = word.rfind('/');
+    const auto base = slash == std::string_view::npos ? word : word.substr(slash + 1);
+    if (cmd.command_string) {
+      cmd.command_string = false;  // the command string ended; what follows are its $0, $1...
+    } else if (cmd.shell && word.size() > 1 && word.front() == '-' && word[1] != '-' &&
+               word.find('c') != std::string_view::npos && std::ranges::all_of(word.substr(1), [](char ch) {
+                 return std::isalpha(static_cast<unsigned char>(ch)) != 0;
+               })) {
+      cmd.command_string = true;
+    }
+    for (const std::string_view sh :
+         {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "su", "runuser", "flock", "script"})
+      if (base == sh) cmd.shell = true;
+    for (const std::string_view any : {"eval", "ssh", "watch", "pdsh", "clush"})
+      if (base == any) cmd.all_arguments = true;
+    if (base == "let") cmd.let = true;
+    cmd.word.clear();
+  }
+
+  // Words are read where the command frame itself is being fed, or a quote directly above it.
+  void track_words(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    const Frame top = stack_.back();
+    if (is_command_frame(top)) {
+      if (c == ' ' || c == '\t') {
+        end_word();
+      } else if (word_boundary(c)) {
+        end_word();
+        commands_.back() = Command{};  // a new command starts
+      } else if (c == '\\' && i + 1 < text.size()) {
+        word_char(text[i + 1]);
+      } else if (c != '\'' && c != '"') {
+        word_char(c);
+      }
+    } else if (top == Frame::comment) {
+      if (c == '\n') commands_.back() = Command{};
+    } else if (!(top == Frame::single && c == '\'') && !(top == Frame::double_quoted && c == '"')) {
+      word_char(c);
+    }
+  }
+
+  const char* second_shell() const {
+    // Every command level the placeholder is inside: a command string or eval's argument there
+    // takes in what is below it (a command substitution's output included), unless single
+    // quotes stop the outer shell from expanding it.
+    std::size_t level = 0;
+    for (std::size_t k = 0; k < stack_.size(); ++k) {
+      if (!is_command_frame(stack_[k])) continue;
+      const auto& cmd = commands_[level++];
+      if (!cmd.command_string && !cmd.all_arguments) continue;
+      bool single = false;
+      for (std::size_t j = k + 1; j < stack_.size(); ++j)
+        if (stack_[j] == Frame::single || stack_[j] == Frame::ansi_c) single = true;
+      if (!single)
+        return cmd.command_string
+                   ? "the command string of a shell's -c (bash -c, sh -c...), which a second shell reads as "
+                     "code"
+                   : "an argument of eval, ssh, watch, pdsh or clush, which a second shell reads as code";
+    }
+    return nullptr;
+  }
+
+  bool let_arguments() const { return commands_.back().let; }
 
   std::size_t open_substitution(std::string_view text, std::size_t i) {
     const char c = text[i];
     const char next = i + 1 < text.size() ? text[i + 1] : '\0';
     if (text.compare(i, 3, "$((") == 0) {
-      stack_.push_back(Frame::arithmetic);
+      push(Frame::arithmetic);
       return 3;
     }
     if (c == '$' && next == '(') {
-      stack_.push_back(Frame::command_sub);
+      push(Frame::command_sub);
       return 2;
     }
-    if (c == '`') stack_.push_back(Frame::backtick);
+    if (c == '$' && next == '[') {
+      push(Frame::arith_bracket);
+      return 2;
+    }
+    if (c == '$' && next == '{') return open_parameter(text, i);
+    if (c == '`') push(Frame::backtick);
     return 1;
+  }
+
+  // ${name...}: the name read ahead, then what follows it decides (a subscript, an offset, a word).
+  std::size_t open_parameter(std::string_view text, std::size_t i) {
+    std::size_t j = i + 2;
+    const auto at = [&](std::size_t k) { return k < text.size() ? text[k] : '\0'; };
+    if ((at(j) == '#' || at(j) == '!') && at(j + 1) != '}') ++j;
+    if (is_name_start(at(j))) {
+      while (is_name_char(at(j))) ++j;
+    } else if (std::isdigit(static_cast<unsigned char>(at(j))) != 0) {
+      while (std::isdigit(static_cast<unsigned char>(at(j))) != 0) ++j;
+    } else if (at(j) != '\0' && std::string_view("@*#?-$!").find(at(j)) != std::string_view::npos) {
+      ++j;
+    }
+    push(Frame::param_word);
+    if (at(j) == '[') {
+      push(Frame::subscript);
+      return j + 1 - i;
+    }
+    if (at(j) == ':' && std::string_view("-=+?").find(at(j + 1)) == std::string_view::npos) {
+      stack_.back() = Frame::param_offset;
+      return j + 1 - i;
+    }
+    return j - i;
   }
 
   std::size_t unquoted(std::string_view text, std::size_t i) {
     const char c = text[i];
     const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    const bool word_start = i == 0 || word_boundary(text[i - 1]);
     if (c == '\\') return 2;
     if (c == '\'') {
-      stack_.push_back(Frame::single);
+      push(Frame::single);
       return 1;
     }
     if (c == '"') {
-      stack_.push_back(Frame::double_quoted);
+      push(Frame::double_quoted);
       return 1;
     }
     if (c == '$' && next == '\'') {
-      stack_.push_back(Frame::ansi_c);
+      push(Frame::ansi_c);
       return 2;
     }
-    if (c == '#' && (i == 0 || std::string_view(" \t\n;&|()").find(text[i - 1]) != std::string_view::npos)) {
-      stack_.push_back(Frame::comment);
+    if (c == '#' && word_start) {
+      push(Frame::comment);
       return 1;
     }
     if (c == '(' && next == '(') {  // the (( )) command (a subshell in a subshell is written "( (")
-      stack_.push_back(Frame::arithmetic);
+      push(Frame::arithmetic);
       return 2;
+    }
+    if (c == '[' && next == '[' && word_start &&
+        (i + 2 >= text.size() || text[i + 2] == ' ' || text[i + 2] == '\t')) {
+      push(Frame::test);
+      return 2;
+    }
+    if (c == '[' && name_before(text, i)) {  // name[subscript], as in an assignment or unset
+      push(Frame::subscript);
+      return 1;
     }
     return open_substitution(text, i);
   }
 
+  static bool name_before(std::string_view text, std::size_t i) {
+    std::size_t j = i;
+    while (j > 0 && is_name_char(text[j - 1])) --j;
+    return j < i && is_name_start(text[j]) && (j == 0 || word_boundary(text[j - 1]));
+  }
+
   std::vector<Frame> stack_{Frame::top};
+  std::vector<Command> commands_{Command{}};
 };
+
+// Inside [[ ]]: the word before the placeholder (quotes and blanks skipped) and the word after.
+bool beside_arithmetic_test(std::string_view text, std::size_t open, std::size_t close) {
+  const auto is_op = [](std::string_view w, bool before) {
+    for (const std::string_view op : {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+      if (w == op) return true;
+    return before && w == "-v";
+  };
+  std::size_t b = open;
+  while (b > 0 && std::string_view(" \t\"'").find(text[b - 1]) != std::string_view::npos) --b;
+  std::size_t a = b;
+  while (a > 0 && std::string_view(" \t\"'").find(text[a - 1]) == std::string_view::npos) --a;
+  if (is_op(text.substr(a, b - a), true)) return true;
+  std::size_t f = close;
+  while (f < text.size() && std::string_view(" \t\"'").find(text[f]) != std::string_view::npos) ++f;
+  std::size_t g = f;
+  while (g < text.size() && std::string_view(" \t\"'").find(text[g]) == std::string_view::npos) ++g;
+  return is_op(text.substr(f, g - f), false);
+}
 
 }  // namespace
 
@@ -298,15 +564,18 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
         return fail(fmt::format("the value of '{}' cannot be put in a job script: {}", name, q.error().what),
                     where_in(text, i, origin), q.error().hint);
       }
-      if (quotes.in_arithmetic() && !is_whole_number(found->second)) {
-        return fail(
-            fmt::format("'{{{{{}}}}}' is inside an arithmetic expression ($(( )) or (( ))), where bash "
-                        "evaluates its value as code, and its value '{}' is not a whole number",
-                        name, printable(found->second, 200)),
-            where_in(text, i, origin),
-            "only whole numbers (digits, an optional '-', no leading zero) may be placed there; "
-            "compute with the value outside the arithmetic, or set a number");
+      auto code = quotes.code_context();
+      if (!code && quotes.in_test() && beside_arithmetic_test(text, i, close + 2))
+        code = "an arithmetic comparison of [[ ]] (-eq, -lt, ... or -v), which bash evaluates as code";
+      if (code && !is_whole_number(found->second)) {
+        return fail(fmt::format("'{{{{{}}}}}' is in {}, and its value '{}' is not a whole number", name,
+                                *code, printable(found->second, 200)),
+                    where_in(text, i, origin),
+                    "only whole numbers (digits, an optional '-', no leading zero) may be placed there; pass "
+                    "the value another way (a single-quoted command string expands \"$TRNSLURM_...\" itself, "
+                    "an argument after the command string is $1), or compute outside the arithmetic");
       }
+      quotes.placeholder();
       const auto var = variable_for(name);
       out +=
           quotes.context() == QuoteTracker::Context::double_quoted ? "${" + var + "}" : "\"${" + var + "}\"";

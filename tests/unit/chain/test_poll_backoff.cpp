@@ -24,3 +24,17 @@ TEST_CASE("poll_backoff: a most below the first is the first: a fixed interval")
   CHECK(b.next(false) == milliseconds(500));
   CHECK(b.next(true) == milliseconds(500));
 }
+
+// Issue 31: `watch --interval nan` once reached here as a wait of nothing, and squeue was asked
+// hundreds of times a second.
+TEST_CASE("poll_backoff: no wait is below the floor, whatever it is given") {
+  PollBackoff zero(milliseconds(0), milliseconds(0));
+  CHECK(zero.next(true) == min_poll_wait);
+  CHECK(zero.next(false) == min_poll_wait);
+  PollBackoff negative(milliseconds(-5000), milliseconds(-1));
+  CHECK(negative.next(true) == min_poll_wait);
+  CHECK(negative.next(false) == min_poll_wait);
+  PollBackoff low(milliseconds(1), seconds(1));
+  CHECK(low.next(true) == min_poll_wait);
+  CHECK(low.next(false) == 2 * min_poll_wait);
+}

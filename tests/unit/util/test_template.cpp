@@ -130,3 +130,58 @@ TEST_CASE("template: inside arithmetic only whole numbers are placed") {
   // Raw substitution quotes the whole result elsewhere: no arithmetic check.
   CHECK(render_template("$(( {{n}} ))", hostile, {}, Substitution::raw));
 }
+
+// Issue 31: the other places where bash reads a value as code whatever its quotes. Each is
+// refused at the placeholder's position unless the value is a whole number; beside them, in
+// contexts that only expand, any value is placed.
+TEST_CASE("template: subscripts, $[ ], substring offsets, let and [[ -eq ]] take whole numbers only") {
+  const TemplateValues v{{"n", "a[$(touch /tmp/owned)]"}, {"i", "3"}, {"path", "/data/$(id)"}};
+  for (const char* text :
+       {"echo $[ {{n}} + 1 ]", "echo \"${arr[{{n}}]}\"", "echo ${arr[{{n}}]}", "arr[{{n}}]=x",
+        "unset arr[{{n}}]", "echo \"${name:{{n}}}\"", "echo ${name:1:{{n}}}", "echo ${name: -{{n}}}",
+        "let x={{n}}", "let \"x = {{n}} + 1\"", "[[ {{n}} -eq 1 ]]", "[[ 1 -lt \"{{n}}\" ]]",
+        "[[ -v {{n}} ]]", "echo $(( ${x:-{{n}}} ))", "echo $[ arr[{{n}}] ]"}) {
+    INFO(text);
+    const auto r = render_template(text, v, {"r.toml", 7, 3});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().where.starts_with("r.toml:7:"));
+    CHECK(r.error().what.find("is not a whole number") != std::string::npos);
+    TemplateValues whole = v;
+    whole["n"] = "12";
+    CHECK(render_template(text, whole, {}));
+  }
+  // Expansions that are not evaluated place any value.
+  for (const char* text : {"echo \"${name:-{{n}}}\"", "echo ${name:={{n}}}", "echo ${name#{{n}}}",
+                           "[[ -f {{path}} ]]", "[[ \"{{path}}\" == /data/* ]]", "[[ -n {{n}} ]] && echo ok",
+                           "echo [{{n}}]", "x={{n}}", "printf '%s' \"${arr[{{i}}]}\" {{n}}"}) {
+    INFO(text);
+    CHECK(render_template(text, v, {}));
+  }
+  CHECK(*render_template("echo ${arr[{{i}}]}", v, {}) == "echo ${arr[\"${TRNSLURM_I}\"]}");
+}
+
+TEST_CASE("template: a second shell's command string takes no value it would read as code") {
+  const TemplateValues v{{"path", "/data/$(touch /tmp/owned)"}, {"n", "8"}};
+  for (const char* text : {"bash -c \"ls {{path}}\"", "sh -c {{path}}", "/bin/bash -lc \"run {{path}}\"",
+                           "srun bash -c \"x {{path}}\"", "eval echo {{path}}", "eval \"echo {{path}}\"",
+                           "ssh node1 ls {{path}}", "ssh {{path}} true", "su user -c \"ls {{path}}\"",
+                           "bash -c \"echo $(echo {{path}})\"", "timeout 5 sh -ec \"ls {{path}}\""}) {
+    INFO(text);
+    const auto r = render_template(text, v, {"r.toml", 2, 1});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().where.starts_with("r.toml:2:"));
+    CHECK(r.error().what.find("second shell") != std::string::npos);
+    CHECK(render_template(text, TemplateValues{{"path", "12"}, {"n", "8"}}, {}));
+  }
+  // Single quotes keep the outer shell from expanding: the inner shell expands the exported
+  // variable itself. Arguments after the command string are its $0, $1...; another command's
+  // arguments are only arguments.
+  for (const char* text : {"bash -c 'ls {{path}}'", "eval 'echo {{path}}'", "ssh node1 'ls {{path}}'",
+                           "bash -c 'ls \"$1\"' _ {{path}}", "sh -c \"ls \\\"\\$1\\\"\" _ \"{{path}}\"",
+                           "bash script.sh {{path}}", "echo {{path}}; bash -c 'true'",
+                           "python -c {{n}} {{path}}", "bash -c \"run --nodes {{n}}\""}) {
+    INFO(text);
+    CHECK(render_template(text, v, {}));
+  }
+  CHECK(*render_template("bash -c 'ls {{path}}'", v, {}) == "bash -c 'ls \"${TRNSLURM_PATH}\"'");
+}

@@ -6,10 +6,13 @@
 
 namespace trnslurm {
 
+// No wait is shorter, whatever an option said: each look is an RPC to slurmctld.
+inline constexpr std::chrono::milliseconds min_poll_wait{100};
+
 class PollBackoff {
  public:
   // `first`: the wait after a change; doubled after every look that saw no change, up to
-  // `most` (raised to `first` when smaller).
+  // `most` (raised to `first` when smaller). Both raised to min_poll_wait when below it.
   PollBackoff(std::chrono::milliseconds first, std::chrono::milliseconds most);
   // The wait before the next look, given whether the last one saw a change.
   std::chrono::milliseconds next(bool changed);

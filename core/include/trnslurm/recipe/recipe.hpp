@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -203,6 +204,9 @@ struct Override {
 };
 // Parses "section.key=value".
 Result<Override> parse_override(std::string_view text);
+
+// A recipe is a few kilobytes: a larger file is refused unread (util/file's read_file).
+inline constexpr std::size_t max_recipe_size = std::size_t{1} << 20;
 
 // Reads and validates a recipe file; overrides are applied before validation. `instances` are
 // the types known before the recipe's own (bundled, and the site's: load_instance_table).

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,13 +47,21 @@ bool is_shell_name(std::string_view name);
 // The variable a placeholder stands for: TRNSLURM_ + the name in upper case, '.' -> '_'.
 std::string variable_for(std::string_view name);
 
+// Why a stage's `env` may not set `name`, when it may not: TRNSLURM_* is trnslurm's own (the
+// placeholders' variables, the run directory, the pre-flight program...) but for the CPU
+// stand-ins' TRNSLURM_STANDIN_* knobs, and bash's read-only
+// variables (UID, EUID, PPID, BASHOPTS, SHELLOPTS, BASH_VERSINFO) fail the job script when set.
+std::optional<std::string> reserved_variable(std::string_view name);
+
 // Renders `text`: `{{name}}` (spaces inside the braces allowed) is replaced (see Substitution);
 // `\{{` is a literal `{{`. Names are [A-Za-z_][A-Za-z0-9_.]*. An unknown name or an
 // unterminated `{{` is an error at the placeholder's file:line:column. The names used are
-// added to `used` when given. Under Substitution::variables a placeholder inside `$(( ))` or
-// `(( ))` must hold a whole number: bash evaluates a value there as arithmetic, which runs the
-// command substitutions of an array subscript (`a[$(cmd)]`) whatever the quotes; any other value
-// is refused at the placeholder's position.
+// added to `used` when given. Under Substitution::variables a placeholder where bash reads its
+// value as code whatever the quotes must hold a whole number, and any other value is refused at
+// the placeholder's position: arithmetic (`$(( ))`, `(( ))`, `$[ ]`, array subscripts,
+// `${v:offset:length}`, `let`, `[[ ]]` beside -eq, -lt, ... or -v), where evaluating runs the
+// command substitutions of a subscript (`a[$(cmd)]`), and a second shell's code (the command
+// string of `bash -c` or `sh -c` and the arguments of eval or ssh, unless single-quoted).
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
                                     const TextOrigin& origin, Substitution how = Substitution::variables,
                                     std::vector<std::string>* used = nullptr);
