@@ -1,0 +1,163 @@
+# Issue 31: hostile and unlucky input. Every file the CLI reads, replaced by a FIFO, a device or
+# an oversized file, is refused at once with its path (exit 2); so are nesting a TOML parser
+# cannot take, numbers that are not finite, empty selectors of destructive commands, outputs that
+# are not regular files and values that are not UTF-8. Each run is under `timeout` and a memory
+# limit: a hang or an unbounded read fails the test instead of blocking it. No Slurm needed.
+source "$(dirname "$0")/lib.sh"
+cd "$work"
+export SLURM_CONF=$work/slurm.conf
+printf 'PlugStackConfig=%s/plugstack.conf\n' "$work" >slurm.conf
+: >plugstack.conf
+
+# limited ARGS...: run, with 20 s and 1 GiB of address space at most (a FIFO read would wait
+# forever, /dev/zero would be read until memory runs out).
+limited() {
+  rc=0
+  timeout 20 bash -c 'ulimit -v 1048576; exec "$@"' _ "$TRNSLURM_BIN" "$@" >"$work/.out" 2>"$work/.err" || rc=$?
+  out=$(cat "$work/.out")
+  err=$(cat "$work/.err")
+  [ "$rc" -ne 124 ] || fail "trnslurm $* hung (killed after 20 s)"
+}
+
+# hostile KIND PATH SIZE: PATH becomes a FIFO, a link to /dev/zero, or a sparse file of SIZE.
+hostile() {
+  rm -rf "$2"
+  case $1 in
+    fifo) mkfifo "$2" ;;
+    device) ln -s /dev/zero "$2" ;;
+    big) truncate -s "$3" "$2" ;;
+  esac
+}
+
+# refused WHAT PATH ARGS...: trnslurm ARGS is refused with exit 2, naming PATH and what it is.
+refused() {
+  local what=$1 path=$2 kind=$3
+  shift 3
+  limited "$@"
+  expect_eq "$what ($kind): exit" 2 "$rc"
+  expect_contains "$what ($kind): names the path" "$path" "$err"
+  case $kind in
+    fifo) expect_contains "$what: says it is a FIFO" "is a FIFO, not a regular file" "$err" ;;
+    device) expect_contains "$what: says it is a device" "is a character device, not a regular file" "$err" ;;
+    big) expect_contains "$what: says it is too large" "is larger than" "$err" ;;
+  esac
+}
+
+run init tiny-cpu
+expect_eq "init" 0 "$rc"
+cp trnslurm.toml good.toml
+
+# The recipe (-r), slurm.conf, plugstack.conf and the plugstack file given to env.
+for kind in fifo device big; do
+  hostile "$kind" bad.toml 2M
+  refused "recipe" "$work/bad.toml" "$kind" plan -r "$work/bad.toml" --samples 4096
+  hostile "$kind" other.conf 17M
+  SLURM_CONF=$work/other.conf refused "slurm.conf" "$work/other.conf" "$kind" plan --samples 4096
+  refused "env --plugstack" "$work/other.conf" "$kind" env --plugstack "$work/other.conf" --ignore-env
+done
+printf 'PlugStackConfig=%s/ps.conf\n' "$work" >slurm.conf
+for kind in fifo device big; do
+  hostile "$kind" ps.conf 17M
+  refused "plugstack.conf" "$work/ps.conf" "$kind" plan --samples 4096
+done
+printf 'PlugStackConfig=%s/plugstack.conf\n' "$work" >slurm.conf
+
+# The site's instances file that plugstack.conf names (the plugin reads it in slurmstepd).
+mkdir -m 0755 site
+printf 'required /usr/lib/slurm/trnslurm.so instances=%s/site/instances.toml\n' "$work" >plugstack.conf
+for kind in fifo device big; do
+  hostile "$kind" site/instances.toml 2M
+  limited instances
+  expect_eq "site instances file ($kind): exit" 2 "$rc"
+  expect_contains "site instances file ($kind): names the path" "$work/site/instances.toml" "$err"
+done
+# ... and deep nesting in it: 250,000 dotted components once crashed toml++.
+{
+  printf '[instances.a'
+  head -c 500000 /dev/zero | tr '\0' '.' | sed 's/\./.a/g'
+  printf ']\n'
+} >site/instances.toml
+limited instances
+expect_eq "site instances file, deep header: exit" 2 "$rc"
+expect_contains "deep header: at its line and column" "$work/site/instances.toml:1:" "$err"
+expect_contains "deep header: why" "nests more than 64 levels" "$err"
+: >plugstack.conf
+
+# A recipe of 250,000 dotted components, and one of arrays 100,000 deep: refused at the position.
+cp good.toml deep.toml
+{
+  printf '[stages.train.env'
+  head -c 250000 /dev/zero | tr '\0' 'x' | sed 's/x/.a/g'
+  printf ']\n'
+} >>deep.toml
+limited plan -r deep.toml --samples 4096
+expect_eq "deep recipe: exit" 2 "$rc"
+expect_match "deep recipe: file:line:column" "deep\.toml:[0-9]+:[0-9]+: the TOML nests more than 64 levels" "$err"
+limited plan --samples 4096 --set "slurm.sbatch_args=$(head -c 100000 /dev/zero | tr '\0' '[')"
+expect_eq "deep --set: exit" 2 "$rc"
+expect_contains "deep --set: names the option" "--set slurm.sbatch_args" "$err"
+
+# Run directory files: the manifest, its journal and plan.json (list and status read them).
+run submit --dry-run --samples 4096 --json
+expect_eq "submit --dry-run" 0 "$rc"
+chain=$(json 'j["chain_id"]')
+cp -r "runs/$chain" saved
+for file in manifest.json journal; do
+  for kind in fifo device big; do
+    hostile "$kind" "runs/$chain/$file" 17M
+    refused "status: $file" "runs/$chain/$file" "$kind" status "$chain"
+    limited list
+    expect_contains "list: $file ($kind) named" "runs/$chain/$file" "$err"
+  done
+  rm -rf "runs/$chain" && cp -r saved "runs/$chain"
+done
+
+# Outputs replace only regular files: not a FIFO, not a device through a link.
+mkfifo out.fifo
+limited init tiny-cpu -o out.fifo -f
+expect_eq "init -o FIFO -f: exit" 2 "$rc"
+expect_contains "init -o FIFO -f: why" "is a FIFO, not a regular file: not replaced" "$err"
+[ -p out.fifo ] || fail "init -o FIFO -f replaced the FIFO"
+ln -s /dev/null out.dev
+limited init tiny-cpu -o out.dev -f
+expect_eq "init -o device -f: exit" 2 "$rc"
+if [ ! -c /dev/null ] || [ ! -L out.dev ]; then fail "init -o device -f replaced the device or its link"; fi
+
+# Destructive commands refuse empty selectors (an unset variable in a script).
+limited cache clear --key '' --cache-dir "$work/cache"
+expect_eq "cache clear --key '': exit" 2 "$rc"
+expect_contains "cache clear --key '': why" "an empty key selects nothing" "$err"
+for cmd in cancel status logs; do
+  limited "$cmd" ''
+  expect_eq "$cmd '': exit" 2 "$rc"
+  expect_contains "$cmd '': why" "an empty chain id selects nothing" "$err"
+done
+
+# Numbers: finite and in range.
+for v in nan NaN inf -inf -1 0 1e999 0x10; do
+  limited watch --interval "$v"
+  expect_eq "watch --interval $v: exit" 2 "$rc"
+  limited watch --max-interval "$v"
+  expect_eq "watch --max-interval $v: exit" 2 "$rc"
+done
+limited plan --suggest --efficiency nan --samples 4096
+expect_eq "plan --efficiency nan: exit" 2 "$rc"
+
+# Values that are not UTF-8 or hold control characters: refused by where they came from, before
+# anything is written.
+before=$(find runs -mindepth 1 -maxdepth 1 | wc -l)
+limited submit --dry-run --samples 4096 --dataset "$(printf '/data/caf\xe9')"
+expect_eq "--dataset not UTF-8: exit" 2 "$rc"
+expect_contains "--dataset not UTF-8: where and why" "trnslurm: --dataset: the value holds a byte that is not UTF-8 (0xe9) at byte 9" "$err"
+limited submit --dry-run --samples 4096 --set "model.name=$(printf 'a\033]0;title\007')"
+expect_eq "--set with an escape: exit" 2 "$rc"
+expect_contains "--set with an escape: where" "trnslurm: --set model.name: the value holds a control character (U+001B)" "$err"
+expect_eq "nothing written for refused values" "$before" "$(find runs -mindepth 1 -maxdepth 1 | wc -l)"
+
+# Messages are safe to print: a refused path's escape sequence is shown escaped.
+limited plan -r "$(printf 'x\033[2Jy.toml')" --samples 4096
+expect_eq "path with an escape: exit" 2 "$rc"
+case $err in *$'\033'*) fail "an escape sequence reached the terminal: $err" ;; esac
+expect_contains "path with an escape, escaped" 'x\x1b[2Jy.toml' "$err"
+
+finish
