@@ -51,6 +51,21 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
   return static_cast<std::uint64_t>(std::ceil(x));
 }
 
+void plan_warmup(const TrainRecipe& t, Plan& p, std::string_view capped_note) {
+  if (t.warmup_steps) {
+    p.warmup_steps = *t.warmup_steps;
+    p.warmup_rule = fmt::format("fixed (train.warmup_steps = {})", *t.warmup_steps);
+  } else {
+    p.warmup_steps = ceil_ratio(t.warmup_ratio, p.steps_per_epoch);
+    p.warmup_rule = fmt::format("ceil({:g} x {} steps per epoch)", t.warmup_ratio, p.steps_per_epoch);
+  }
+  if (p.warmup_steps <= p.total_steps) return;
+  p.warnings.push_back(fmt::format("warmup of {} steps exceeds the {} total steps: capped at {}{}",
+                                   p.warmup_steps, p.total_steps, p.total_steps, capped_note));
+  p.warmup_rule += ", capped at total_steps";
+  p.warmup_steps = p.total_steps;
+}
+
 const TrainerRule& trainer_rule(Trainer trainer) {
   return trainer == Trainer::torchtitan ? torchtitan_rule() : nxd_rule();
 }

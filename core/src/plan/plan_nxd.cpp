@@ -171,24 +171,8 @@ class NxdRule final : public TrainerRule {
     return estimate_memory(m, c.tp, c.pp, s.dp, c.mbs, s.grad_accum, capacity);
   }
 
-  // Warmup: fixed, or ceil(ratio x steps of one epoch); never more than the total. NxD's schedules
-  // decay over max_steps - warmup: no decay phase of the recipe's own.
-  void schedule(const Recipe& recipe, Plan& p) const override {
-    const auto& t = recipe.train;
-    if (t.warmup_steps) {
-      p.warmup_steps = *t.warmup_steps;
-      p.warmup_rule = fmt::format("fixed (train.warmup_steps = {})", *t.warmup_steps);
-    } else {
-      p.warmup_steps = ceil_ratio(t.warmup_ratio, p.steps_per_epoch);
-      p.warmup_rule = fmt::format("ceil({:g} x {} steps per epoch)", t.warmup_ratio, p.steps_per_epoch);
-    }
-    if (p.warmup_steps > p.total_steps) {
-      p.warnings.push_back(fmt::format("warmup of {} steps exceeds the {} total steps: capped at {}",
-                                       p.warmup_steps, p.total_steps, p.total_steps));
-      p.warmup_rule += fmt::format(", capped at total_steps");
-      p.warmup_steps = p.total_steps;
-    }
-  }
+  // NxD's schedules decay over max_steps - warmup: no decay phase of the recipe's own.
+  void schedule(const Recipe& recipe, Plan& p) const override { plan_warmup(recipe.train, p, ""); }
 
   void annotate(const Recipe& recipe, Plan& p) const override {
     const auto& m = recipe.model;

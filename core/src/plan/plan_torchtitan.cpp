@@ -17,12 +17,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cfenv>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include "trnslurm/plan/trainer_rule.hpp"
+#include "trnslurm/recipe/recompute.hpp"
 #include "trnslurm/util/checked.hpp"
 
 namespace trnslurm {
@@ -74,18 +74,6 @@ namespace {
 // Python's round(): to nearest, ties to even (the default floating-point rounding mode).
 std::uint64_t python_round(double x) {
   return static_cast<std::uint64_t>(std::nearbyint(x));
-}
-
-std::string_view recompute_name(Recompute ac) {
-  switch (ac) {
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
-    case Recompute::none:
-      return "none";
-  }
-  return "";
 }
 
 class TorchTitanRule final : public TrainerRule {
@@ -181,21 +169,7 @@ class TorchTitanRule final : public TrainerRule {
 
   void schedule(const Recipe& recipe, Plan& p) const override {
     const auto& t = recipe.train;
-    if (t.warmup_steps) {
-      p.warmup_steps = *t.warmup_steps;
-      p.warmup_rule = fmt::format("fixed (train.warmup_steps = {})", *t.warmup_steps);
-    } else {
-      p.warmup_steps = ceil_ratio(t.warmup_ratio, p.steps_per_epoch);
-      p.warmup_rule = fmt::format("ceil({:g} x {} steps per epoch)", t.warmup_ratio, p.steps_per_epoch);
-    }
-    if (p.warmup_steps > p.total_steps) {
-      p.warnings.push_back(
-          fmt::format("warmup of {} steps exceeds the {} total steps: capped at {}, as "
-                      "TorchTitan's scheduler does",
-                      p.warmup_steps, p.total_steps, p.total_steps));
-      p.warmup_rule += ", capped at total_steps";
-      p.warmup_steps = p.total_steps;
-    }
+    plan_warmup(t, p, ", as TorchTitan's scheduler does");
     const std::uint64_t after_warmup = p.total_steps - p.warmup_steps;
     if (!t.decay_ratio) {
       p.decay_steps = after_warmup;
@@ -271,7 +245,7 @@ class TorchTitanRule final : public TrainerRule {
       add("stable_steps", fmt::format("{}", p.total_steps + 1 - p.warmup_steps - *p.decay_steps),
           "total_steps + 1 - warmup - decay (lr_scheduler.py)");
     }
-    add("activation_ckpt", std::string(recompute_name(p.ac)),
+    add("activation_ckpt", std::string(to_string(p.ac)),
         "train.ac: what the memory estimate assumes the configuration applies");
   }
 };

@@ -7,6 +7,7 @@
 
 #include <toml++/toml.h>
 
+#include <array>
 #include <sstream>
 
 #include "../util/toml_read.hpp"
@@ -14,6 +15,8 @@
 #include "recipe_overrides.hpp"
 #include "recipe_schema.hpp"
 #include "recipe_upstream.hpp"
+#include "trnslurm/recipe/recompute.hpp"
+#include "trnslurm/util/enum_names.hpp"
 #include "trnslurm/util/file.hpp"
 #include "trnslurm/util/printable.hpp"
 
@@ -69,6 +72,19 @@ Result<void> check_strings(const toml::node& node, const std::string& path, cons
 }
 
 }  // namespace
+
+namespace {
+constexpr std::array<EnumName<Recompute>, 3> recompute_names{
+    {{Recompute::selective, "selective"}, {Recompute::full, "full"}, {Recompute::none, "none"}}};
+}  // namespace
+
+std::string_view to_string(Recompute ac) {
+  return name_of(recompute_names, ac);
+}
+
+std::optional<Recompute> recompute_named(std::string_view name) {
+  return value_named(recompute_names, name);
+}
 
 std::string_view package_of(Trainer trainer) {
   return trainer == Trainer::torchtitan ? "torchtitan-neuron" : "neuronx-distributed";

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <filesystem>
 #include <initializer_list>
@@ -21,6 +20,7 @@
 #include "recipe_schema.hpp"
 #include "slurm_time.hpp"
 #include "trnslurm/dataset/dataset.hpp"
+#include "trnslurm/recipe/recompute.hpp"
 #include "trnslurm/util/suggest.hpp"
 
 namespace trnslurm {
@@ -105,15 +105,13 @@ Result<void> read_train(const RecipeReader& in, TrainRecipe& t) {
   std::string ac;
   in.read_string(ac, "train", "ac");
   if (ac.empty()) return {};
-  static constexpr std::array<std::pair<std::string_view, Recompute>, 3> modes{
-      {{"selective", Recompute::selective}, {"full", Recompute::full}, {"none", Recompute::none}}};
-  const auto* mode = std::ranges::find(modes, ac, &std::pair<std::string_view, Recompute>::first);
-  if (mode == modes.end())
+  const auto mode = recompute_named(ac);
+  if (!mode)
     return fail(fmt::format("unknown activation checkpointing '{}'", ac),
                 to_string(in.pos(*in.find("train", "ac"), "train.ac")),
                 "use ac = \"selective\", \"full\" or \"none\": what the trainer's configuration applies "
                 "(TorchTitan's activation_checkpoint.mode)");
-  t.ac = mode->second;
+  t.ac = *mode;
   return {};
 }
 

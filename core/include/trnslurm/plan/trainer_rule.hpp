@@ -60,5 +60,8 @@ const TrainerRule& torchtitan_rule();
 std::string nearest_multiples(std::uint64_t value, std::uint64_t unit);
 std::string nearest_divisors(std::uint32_t wanted, std::uint32_t n, std::uint32_t heads);
 std::uint64_t ceil_ratio(double ratio, std::uint64_t steps);
+// Warmup as both trainers take it: train.warmup_steps, else ceil(warmup_ratio x the steps of one
+// epoch); capped at total_steps with a warning ending in `capped_note`.
+void plan_warmup(const TrainRecipe& train, Plan& plan, std::string_view capped_note);
 
 }  // namespace trnslurm
