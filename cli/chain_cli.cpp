@@ -41,6 +41,40 @@ std::string cache_note(const ChainCache& cache) {
   return describe_now(cache, *warm);
 }
 
+// What status knows of a stage whose end nothing recorded, and what to run to find out.
+std::string format_evidence(const StageEvidence& e) {
+  std::string out = fmt::format("  what is known of {}:\n", e.stage);
+  if (e.checkpoint_step)
+    out +=
+        fmt::format("    newest checkpoint: step {} ({:%Y-%m-%d %H:%M:%S} UTC) in {}\n", *e.checkpoint_step,
+                    fmt::gmtime(static_cast<std::time_t>(e.checkpoint_time)), e.checkpoint_dir);
+  else if (!e.checkpoint_dir.empty())
+    out += fmt::format("    newest checkpoint: none completed in {}\n", e.checkpoint_dir);
+  if (!e.export_dir.empty())
+    out += e.export_entries && *e.export_entries > 0
+               ? fmt::format("    exported model: {} ({} entries)\n", e.export_dir, *e.export_entries)
+               : fmt::format("    exported model: none in {}\n", e.export_dir);
+  out += e.last_log_line.empty() ? fmt::format("    log {}: empty or missing\n", e.log)
+                                 : fmt::format("    last line of {}: {}\n", e.log, e.last_log_line);
+  out += "  to find out:\n";
+  for (const auto& c : e.to_run) out += fmt::format("    {}\n", c);
+  return out;
+}
+
+nlohmann::json evidence_json(const StageEvidence& e) {
+  const auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {
+      {"stage", e.stage},
+      {"checkpoint_step", opt(e.checkpoint_step)},
+      {"checkpoint_time", e.checkpoint_step ? nlohmann::json(e.checkpoint_time) : nlohmann::json(nullptr)},
+      {"checkpoint_dir", e.checkpoint_dir},
+      {"export_dir", e.export_dir},
+      {"export_entries", opt(e.export_entries)},
+      {"log", e.log},
+      {"last_log_line", e.last_log_line},
+      {"to_run", e.to_run}};
+}
+
 int exit_code_for(ChainVerdict verdict) {
   switch (verdict) {
     case ChainVerdict::succeeded:
@@ -178,6 +212,7 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
       out += fmt::format("; still queued: {} (run status or cancel again)", fmt::join(l.remaining, ","));
     out += "\n";
   }
+  if (status.evidence) out += format_evidence(*status.evidence);
   out += paint(to_string(status.verdict), state_colour(to_string(status.verdict)), colour);
   if (gave_up != nullptr && gave_up->max_exclusions) {
     out += fmt::format(": train gave up: {} failed the pre-flight with max_exclusions = {} used up: {}",
@@ -198,10 +233,9 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
     out += fmt::format(": {} {}", h.name, h.note);
   } else if (status.verdict == ChainVerdict::unknown && status.unknown_stage) {
     const auto& u = status.stages[*status.unknown_stage];
-    out += fmt::format(
-        ": how {} ended is not known ({}); enable accounting, or run status more often than "
-        "MinJobAge",
-        u.name, u.note);
+    out += fmt::format(": how {} ended is not known ({})", u.name, u.note);
+    if (u.source != "record")
+      out += "; its job left no outcome record: enable accounting, or run status more often than MinJobAge";
   }
   out += "\n";
   return out;
@@ -211,9 +245,10 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
                         const std::optional<ProgressSummary>& progress) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : status.stages) {
-    nlohmann::json j{{"stage", s.name},          {"state", s.state},     {"phase", to_string(s.phase)},
-                     {"reason", s.reason},       {"elapsed", s.elapsed}, {"nodes", s.nodes},
-                     {"exit_code", s.exit_code}, {"note", s.note},       {"source", s.source}};
+    nlohmann::json j{
+        {"stage", s.name},      {"state", s.state}, {"phase", to_string(s.phase)}, {"reason", s.reason},
+        {"elapsed", s.elapsed}, {"nodes", s.nodes}, {"exit_code", s.exit_code},    {"note", s.note},
+        {"source", s.source},   {"host", s.host}};
     j["job_id"] = s.job_id ? nlohmann::json(*s.job_id) : nlohmann::json(nullptr);
     if (chain.manifest && s.job_id)
       j["log"] = output_path(chain.manifest->run_dir, s.name, *s.job_id).string();
@@ -247,6 +282,7 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   j["failed_stage"] = stage_named(status.failed_stage);
   j["held_stage"] = stage_named(status.held_stage);
   j["unknown_stage"] = stage_named(status.unknown_stage);
+  j["evidence"] = status.evidence ? evidence_json(*status.evidence) : nlohmann::json(nullptr);
   return j.dump(2) + "\n";
 }
 

@@ -83,7 +83,10 @@ int run(const Options& o) {
     return exit_failure;
   }
   const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
-  fmt::print(stderr, "==> {} (stage {}, job {}) <==\n", path.string(), stage.name, *stage.job_id);
+  // How the stage stands, from Slurm or, once Slurm has forgotten it, from the job's own record.
+  fmt::print(stderr, "==> {} (stage {}, job {}, {}{}) <==\n", path.string(), stage.name, *stage.job_id,
+             stage.state,
+             stage.exit_code.empty() || is_active(stage.phase) ? "" : " exit " + stage.exit_code);
   auto copied = copy_from(path, 0);
   if (!copied) {
     print_error(copied.error());

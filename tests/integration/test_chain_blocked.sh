@@ -4,11 +4,18 @@
 # - Blocked: with the per-job --kill-on-invalid-dep=yes turned off, after a failed stage its
 #   child pends with Reason=DependencyNeverSatisfied and its grandchild with Reason=Dependency.
 #   `status` shows both "blocked: <stage> failed", cancels them, and nothing stays queued.
-# - Forgotten: a stage Slurm has forgotten (MinJobAge) is not a failed one. It completed if the
-#   next stage pends for a reason other than its dependency; with nothing after it `status` says
-#   "unknown" (exit 3); either way nothing is cancelled.
+# - Forgotten: a stage Slurm has forgotten (MinJobAge) and that left no outcome record is not a
+#   failed one. It completed if the next stage pends for a reason other than its dependency; with
+#   nothing after it `status` says "unknown" (exit 3); either way nothing is cancelled.
 # - Held: a batch job whose launch fails (here its Prolog) is requeued held by Slurm ("launch
 #   failed requeued held"); `status` says held and why (exit 4) and `watch` ends.
+# - Recorded outcomes: every stage's job records how it ended in the run directory, and what
+#   Slurm has forgotten is read from there (docs/chain.md, "How a stage ended"). Read only after
+#   Slurm forgot every job (no status before): a chain that succeeded says succeeded (exit 0);
+#   one whose train failed says failed with train's exit code (exit 1); a stage whose node was
+#   killed mid-stage (it could not record its end) says unknown, with the node, its log's last
+#   line and what to run. `watch` and `list` started then say the same; `logs` shows the state.
+#   Run beside the sections above so that their waits for Slurm to forget overlap.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 
@@ -61,6 +68,38 @@ done
 expect_eq "no job left" "" "$(active_jobs "$c")"
 expect_eq "blocked stages cancelled" 3 "$(chain_jobs "$c" | grep -c ' CANCELLED$' || true)"
 
+# --- Recorded outcomes: the chains ---------------------------------------------------------
+capture "$trn" submit --samples 1000
+expect_eq "submit of the succeeding chain" 0 "$rc"
+ok=$(chain_of "$out")
+capture "$trn" submit --samples 1000 --set 'stages.train.command=echo "train gives up"; exit 3'
+expect_eq "submit of the chain whose train fails" 0 "$rc"
+bad=$(chain_of "$out")
+capture "$trn" submit --samples 1000 --only convert --sbatch-arg=--no-requeue \
+  --set 'stages.convert.command=echo "converting shard 7"; sleep 600'
+expect_eq "submit of the chain whose node dies" 0 "$rc"
+lost=$(chain_of "$out")
+lost_id=$(job_of "$lost" convert)
+# Both other chains end before the node goes: nothing of theirs runs on it.
+deadline=$((SECONDS + 60))
+while [ -n "$(active_jobs "$ok")$(active_jobs "$bad")" ]; do
+  [ $SECONDS -lt $deadline ] || fail "chains still queued after 60 s: $(chain_jobs "$ok") $(chain_jobs "$bad")"
+  sleep 0.3
+done
+deadline=$((SECONDS + 30))
+until grep -q "converting shard 7" "runs/$lost/logs/convert-$lost_id.out" 2>/dev/null; do
+  [ $SECONDS -lt $deadline ] || fail "convert of $lost never started: $(chain_jobs "$lost")"
+  sleep 0.2
+done
+lost_node=$(squeue -h -j "$lost_id" -o %B)
+"$TRNSLURM_SOURCE_DIR/scripts/dev-cluster" kill-node "$lost_node"
+deadline=$((SECONDS + 60))
+until [ "$(squeue -h -t all -j "$lost_id" -o %T 2>/dev/null)" = NODE_FAIL ]; do
+  [ $SECONDS -lt $deadline ] || fail "convert of $lost not NODE_FAIL after 60 s: $(chain_jobs "$lost")"
+  sleep 0.5
+done
+"$TRNSLURM_SOURCE_DIR/scripts/dev-cluster" revive-node "$lost_node"
+
 # --- Forgotten -----------------------------------------------------------------------------
 # Chain a: precompile may only start in 10 minutes (as if it waited that long for nodes).
 # Chain b: convert alone. Each convert completes and, MinJobAge later, Slurm forgets it before
@@ -80,6 +119,9 @@ for x in "$a" "$b"; do
   done
 done
 expect_eq "precompile of a waits for its begin time" "PENDING BeginTime" "$(squeue -h -n "trn-$a-precompile" -o '%T %r')"
+# What the stages after them show is read only when the job left no outcome record (a job killed
+# before it could write one, a chain submitted by a trnslurm without them): removed here.
+rm "runs/$a"/outcomes/convert.*.json "runs/$b"/outcomes/convert.*.json
 capture "$trn" status "$a"
 expect_eq "status of a: still running, exit 3" 3 "$rc"
 expect_contains "a: convert completed, since precompile became eligible" \
@@ -118,4 +160,53 @@ expect_eq "watch of a held chain ends, exit 4" 4 "$rc"
 capture "$trn" cancel "$c"
 expect_eq "cancel of the held chain" 0 "$rc"
 expect_eq "no job of the held chain left" "" "$(active_jobs "$c")"
+
+# --- Recorded outcomes: read once Slurm has forgotten every job ------------------------------
+for x in "$ok" "$bad" "$lost"; do
+  for id in $(awk '$1 == "job" { print $3 }' "runs/$x/journal"); do
+    deadline=$((SECONDS + 120))
+    while squeue -h -j "$id" -o %i >/dev/null 2>&1; do
+      [ $SECONDS -lt $deadline ] || fail "Slurm still knows job $id of $x after 120 s: $(chain_jobs "$x")"
+      sleep 1
+    done
+  done
+done
+expect_eq "records: one per job, owned by the job's user (the submitter)" "4 $(stat -c %U "runs/$ok/manifest.json")" \
+  "$(stat -c %U "runs/$ok"/outcomes/*.json | uniq -c | awk '{ print $1, $2 }')"
+capture "$trn" status "$ok"
+expect_eq "succeeded chain: exit 0" 0 "$rc"
+expect_contains "succeeded chain: the verdict" "succeeded" "$(tail -n 1 <<<"$out")"
+expect_contains "succeeded chain: train read from its record" "the job recorded exit 0 on n" "$(grep ' train ' <<<"$out")"
+capture "$trn" status "$ok" --json
+expect_eq "succeeded chain: every stage from its record" "record record record record" \
+  "$(json '" ".join(s["source"] for s in j["stages"])')"
+capture "$trn" status "$bad"
+expect_eq "failed chain: exit 1" 1 "$rc"
+expect_match "failed chain: train FAILED with exit code 3" '^  train +[0-9]+  FAILED .* 3  forgotten by Slurm; the job recorded exit 3' "$out"
+expect_contains "failed chain: convert_back never started" "blocked: train failed (never started)" "$(grep ' convert_back ' <<<"$out")"
+expect_contains "failed chain: the verdict names train" "failed: train failed" "$(tail -n 1 <<<"$out")"
+capture "$trn" status "$lost"
+expect_eq "lost node: unknown, exit 3" 3 "$rc"
+expect_contains "lost node: the attempt never recorded its end" \
+  "the job started on $lost_node at" "$(grep ' convert ' <<<"$out")"
+expect_contains "lost node: the log's last line" "last line of $PWD/runs/$lost/logs/convert-$lost_id.out: converting shard 7" "$out"
+expect_contains "lost node: what to run" "sinfo -R -n $lost_node" "$out"
+expect_contains "lost node: the verdict" "unknown: how convert ended is not known" "$(tail -n 1 <<<"$out")"
+capture "$trn" status "$lost" --json
+expect_eq "lost node: --json evidence" "convert converting shard 7" "$(json 'j["evidence"]["stage"] + " " + j["evidence"]["last_log_line"]')"
+# watch and list, started after the chains ended, say the same.
+for x in "ok 0" "bad 1" "lost 3"; do
+  read -r name code <<<"$x"
+  capture timeout 30 "$trn" watch "${!name}" --interval 0.2
+  expect_eq "watch of the $name chain after it ended" "$code" "$rc"
+done
+capture timeout 30 "$trn" watch "$ok" "$bad" "$lost" --interval 0.2
+expect_eq "watch of the three: the worst verdict" 1 "$rc"
+capture "$trn" list
+expect_match "list: succeeded" "^$ok .* succeeded " "$out"
+expect_match "list: failed" "^$bad .* failed " "$out"
+expect_match "list: unknown" "^$lost .* unknown " "$out"
+capture "$trn" logs "$bad"
+expect_contains "logs: the failed stage, with its state" "(stage train, job $(job_of "$bad" train), FAILED exit 3)" "$out"
+expect_contains "logs: its output" "train gives up" "$out"
 finish

@@ -1,8 +1,10 @@
 #include "trnslurm/chain/chain_jobs.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 
 namespace trnslurm {
@@ -177,6 +179,44 @@ namespace {
 
 using RowsById = std::map<JobId, const JobRow*>;
 
+// A job Slurm has forgotten, as its last attempt recorded its end (stage_outcome.hpp).
+void fill_from_record(StageStatus& s, const OutcomeRecord& r, const StageRef& ref) {
+  s.source = "record";
+  s.host = r.host;
+  s.nodes = ref.last_nodes;
+  if (r.end) s.elapsed = slurm_elapsed(*r.end - r.start);
+  if (r.exit) s.exit_code = std::to_string(*r.exit);
+  const auto attempt = r.attempt > 0 ? fmt::format("restart {}", r.attempt) : std::string("the job");
+  const auto on = r.host.empty() ? std::string() : fmt::format(" on {}", r.host);
+  const auto cause = r.cause.empty() ? std::string() : fmt::format(" ({})", r.cause);
+  if (r.state == "completed") {
+    s.state = "COMPLETED";
+    s.phase = JobPhase::succeeded;
+    s.note = fmt::format("forgotten by Slurm; {} recorded exit 0{}", attempt, on);
+  } else if (r.state == "failed" || r.state == "signalled") {
+    s.state = "FAILED";
+    s.phase = JobPhase::failed;
+    s.note =
+        r.state == "signalled"
+            ? fmt::format(
+                  "forgotten by Slurm; {} recorded SIG{}{} (scancel, the time limit or a preemption){}",
+                  attempt, r.signal, on, cause)
+            : fmt::format("forgotten by Slurm; {} recorded exit {}{}{}", attempt, s.exit_code, on, cause);
+  } else {
+    s.state = "UNKNOWN";
+    s.phase = JobPhase::unknown;
+    s.exit_code.clear();
+    s.note =
+        r.state == "requeued"
+            ? fmt::format("forgotten by Slurm; {} requeued itself{}, and no later attempt recorded anything",
+                          attempt, cause)
+            : fmt::format(
+                  "forgotten by Slurm; {} started{} at {:%Y-%m-%d %H:%M:%S} UTC and never recorded "
+                  "its end (killed: a node lost, SIGKILL)",
+                  attempt, on, fmt::gmtime(static_cast<std::time_t>(r.start)));
+  }
+}
+
 // What squeue, else sacct, else an earlier status says of one stage's job.
 StageStatus observe_stage(const StageRef& ref, const RowsById& live, const RowsById& accounted) {
   StageStatus s;
@@ -201,6 +241,8 @@ StageStatus observe_stage(const StageRef& ref, const RowsById& live, const RowsB
     s.elapsed = ref.last_elapsed;
     s.nodes = ref.last_nodes;
     s.source = "manifest";
+  } else if (const auto* rec = deciding_record(ref.outcomes, ref.name, *ref.job_id)) {
+    fill_from_record(s, *rec, ref);
   } else {
     // Slurm forgot the job (MinJobAge) and there is no accounting: it ended, but how is not
     // known. Never a failure by itself: evaluate_chain looks at the stages after it.
@@ -227,6 +269,8 @@ bool pends_on_dependency(const StageStatus& s) {
 // held jobs, bad accounts/QOS and "None" (not yet evaluated) say nothing either way.
 bool shows_parent_completed(const StageStatus& s) {
   if (!s.job_id || s.source.empty()) return false;
+  // The job wrote a record when it started, whatever came after.
+  if (s.source == "record") return true;
   if (s.phase == JobPhase::pending) {
     return !pends_on_dependency(s) && s.reason != "None" && !s.reason.empty() &&
            s.reason != "InvalidAccount" && s.reason != "InvalidQOS" && s.reason != "BurstBufferOperation" &&
@@ -274,6 +318,13 @@ void mark_blocked(StageStatus& s, const std::string* failed, std::vector<JobId>&
     if (s.job_id) to_cancel.push_back(*s.job_id);
   } else if (s.phase == JobPhase::cancelled && failed != nullptr && s.job_id) {
     s.note = fmt::format("blocked: {} failed (cancelled)", *failed);
+  } else if (s.phase == JobPhase::unknown && failed != nullptr && s.job_id && s.source.empty()) {
+    // Forgotten, never recorded a start, behind a failure: afterok never let it start, and
+    // Slurm (kill_invalid_depend) or an earlier status cancelled it. Nothing left to cancel.
+    s.note = fmt::format("blocked: {} failed (never started)", *failed);
+    s.state = "CANCELLED";
+    s.phase = JobPhase::cancelled;
+    s.source = "inferred";
   }
 }
 

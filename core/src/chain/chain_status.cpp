@@ -96,6 +96,16 @@ void record_seen(LoadedChain& chain, const ChainStatus& status) {
   chain.stages = stage_refs(*chain.manifest);
 }
 
+// A verdict nothing recorded: what the run directory and the chain's directories show instead.
+void add_evidence(const LoadedChain& chain, ChainStatus& status) {
+  if (!chain.manifest || status.verdict != ChainVerdict::unknown || !status.unknown_stage) return;
+  const auto& s = status.stages[*status.unknown_stage];
+  if (!s.job_id) return;
+  const auto& m = *chain.manifest;
+  status.evidence =
+      gather_evidence(m.run_dir, chain.chain_id, s.name, *s.job_id, m.checkpoint_dir, m.export_dir, s.host);
+}
+
 }  // namespace
 
 Result<std::vector<ChainStatus>> refresh_statuses(
@@ -112,6 +122,8 @@ Result<std::vector<ChainStatus>> refresh_statuses(
       if (record_state(chain.manifest->run_dir, state)) chain.manifest->state = state;
       chain.leftovers = std::move(*swept);
     }
+    // Read again at every refresh: a job may have recorded its end since the last one.
+    if (chain.manifest) chain.stages = stage_refs(*chain.manifest);
     refs.push_back(chain.stages);
   }
   auto statuses = query_chains(refs, slurm);
@@ -123,7 +135,10 @@ Result<std::vector<ChainStatus>> refresh_statuses(
         blocked, slurm, [](auto) {}, std::chrono::milliseconds(0));
     if (!cancelled) return std::unexpected(cancelled.error());
   }
-  for (std::size_t i = 0; i < chains.size(); ++i) record_seen(chains[i], (*statuses)[i]);
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    record_seen(chains[i], (*statuses)[i]);
+    add_evidence(chains[i], (*statuses)[i]);
+  }
   return statuses;
 }
 

@@ -41,7 +41,8 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix, TemplateVa
 }
 
 // A shell file of scripts/ compiled in, cut at its marker lines: what goes before the recipe's
-// command and what goes after it (scripts/train_wrapper.sh, scripts/precompile_cache.sh).
+// command and what goes after it (scripts/train_wrapper.sh, scripts/precompile_cache.sh); a file
+// without a command line is a head alone (scripts/stage_outcome.sh).
 struct Splice {
   std::string_view head;
   std::string_view tail;
@@ -58,7 +59,9 @@ Splice splice_of(std::string_view name, std::string_view what) {
   const auto b = text.find(begin);
   const auto c = text.find(command);
   const auto e = text.find(end);
-  if (b == std::string_view::npos || c == std::string_view::npos || e == std::string_view::npos) return {};
+  if (b == std::string_view::npos || e == std::string_view::npos || e < b) return {};
+  if (c == std::string_view::npos || c > e)
+    return Splice{text.substr(b + begin.size(), e - b - begin.size()), {}};
   return Splice{text.substr(b + begin.size(), c - b - begin.size()),
                 text.substr(c + command.size(), e - c - command.size())};
 }
@@ -70,6 +73,13 @@ const Splice& train_wrapper() {
 
 const Splice& precompile_cache() {
   static const Splice w = splice_of("precompile_cache", "cache guard");
+  return w;
+}
+
+// Every stage's record of how its job ended (scripts/stage_outcome.sh): only a head, run after
+// the exports and before anything that can end the script.
+const Splice& stage_outcome() {
+  static const Splice w = splice_of("stage_outcome", "outcome");
   return w;
 }
 
@@ -138,7 +148,6 @@ Result<std::string> render_job_script(const ScriptInput& in) {
     if (guard && precompile_cache().head.empty())
       return fail("the precompile cache guard is not compiled in", "trnslurm build");
   }
-  if (guard) out += precompile_cache().head;
   if (in.resilience) {
     out += fmt::format("export TRNSLURM_MAX_RESTARTS={}\nexport TRNSLURM_SIGNAL_GRACE={}\n",
                        in.resilience->max_restarts, in.resilience->signal_grace);
@@ -153,6 +162,13 @@ Result<std::string> render_job_script(const ScriptInput& in) {
         if (auto r = add_export(out, name, value, where); !r) return std::unexpected(r.error());
     }
     if (train_wrapper().head.empty()) return fail("the train wrapper is not compiled in", "trnslurm build");
+  }
+  // The one place every stage gets its outcome record (docs/chain.md): whatever the stage, its
+  // exits below all pass through the record's EXIT trap.
+  if (stage_outcome().head.empty()) return fail("the outcome record is not compiled in", "trnslurm build");
+  out += stage_outcome().head;
+  if (guard) out += precompile_cache().head;
+  if (in.resilience) {
     out += train_wrapper().head;
   } else {
     out += "\n";

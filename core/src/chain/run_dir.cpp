@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 
 #include "trnslurm/util/enum_names.hpp"
@@ -107,9 +108,14 @@ Result<Manifest> manifest_from_json(std::string_view text, const std::string& wh
 std::vector<StageRef> stage_refs(const Manifest& m) {
   std::vector<StageRef> out;
   out.reserve(m.stages.size());
-  for (const auto& s : m.stages)
-    out.push_back(StageRef{s.name, s.job_id, s.last_state, s.last_exit_code, s.last_reason, s.last_elapsed,
-                           s.last_nodes});
+  const auto records = read_outcomes(m.run_dir);
+  for (const auto& s : m.stages) {
+    StageRef ref{s.name,        s.job_id,       s.last_state, s.last_exit_code,
+                 s.last_reason, s.last_elapsed, s.last_nodes, {}};
+    std::copy_if(records.begin(), records.end(), std::back_inserter(ref.outcomes),
+                 [&](const OutcomeRecord& r) { return r.stage == s.name; });
+    out.push_back(std::move(ref));
+  }
   return out;
 }
 
@@ -123,9 +129,11 @@ Result<fs::path> create_run_dir(const fs::path& runs_dir, std::string_view chain
     return fail(fmt::format("cannot create the run directory: {}", std::strerror(errno)), dir.string(),
                 "chain ids are unique; retry the submit");
   }
-  fs::create_directory(dir / "logs", ec);
-  if (ec)
-    return fail(fmt::format("cannot create the logs directory: {}", ec.message()), (dir / "logs").string());
+  for (const auto* sub : {"logs", "outcomes"}) {
+    fs::create_directory(dir / sub, ec);
+    if (ec)
+      return fail(fmt::format("cannot create the {} directory: {}", sub, ec.message()), (dir / sub).string());
+  }
   return dir;
 }
 

@@ -76,7 +76,10 @@ TEST_CASE("resilience: the wrapped script runs the command in the background and
   in.resilience.reset();
   s = render_job_script(in);
   REQUIRE(s);
-  CHECK(s->find("trn_") == std::string::npos);
+  // Without the wrapper only the outcome record every stage has (stage_outcome.sh).
+  CHECK(s->find("trn_requeue") == std::string::npos);
+  CHECK(s->find("trap 'trn_usr1=1' USR1") == s->rfind("trap 'trn_usr1=1' USR1"));
+  CHECK(s->find("trn_outcome running\n") != std::string::npos);
 }
 
 TEST_CASE("resilience: the restarts file is parsed line by line, bad lines skipped") {

@@ -8,6 +8,7 @@
 
 #include "trnslurm/chain/chain.hpp"
 #include "trnslurm/chain/slurm_client.hpp"
+#include "trnslurm/chain/stage_outcome.hpp"
 
 namespace trnslurm {
 
@@ -75,8 +76,11 @@ struct StageStatus {
   std::string elapsed;
   std::string nodes;
   std::string exit_code;
-  std::string note;    // "blocked: train failed", "forgotten by Slurm; completed: ...", "held: ..."
-  std::string source;  // squeue, sacct, manifest (recorded by an earlier status), inferred
+  std::string note;  // "blocked: train failed", "forgotten by Slurm; completed: ...", "held: ..."
+  // squeue, sacct, manifest (recorded by an earlier status), record (the job's own outcome
+  // record, stage_outcome.hpp), inferred
+  std::string source;
+  std::string host;  // from the job's record: where its last attempt ran ("" = not known)
 };
 
 // succeeded: every stage COMPLETED. failed: a failure was seen (a stage FAILED, CANCELLED,
@@ -91,15 +95,18 @@ struct ChainStatus {
   std::optional<std::size_t> held_stage;     // the first held stage
   std::optional<std::size_t> unknown_stage;  // the first stage whose end nothing tells
   std::vector<JobId> to_cancel;              // blocked stages: cancel them
+  // With an unknown verdict and a run directory: what is known of unknown_stage instead
+  // (refresh_status gathers it; evaluate_chain does not read files).
+  std::optional<StageEvidence> evidence;
 };
 
 // Whether asking Slurm again can change the verdict without anyone acting: the chain runs, or
 // its verdict is unknown while a stage is still queued (its start would tell).
 bool may_change(const ChainStatus& status);
 
-// What is known of one stage before asking Slurm: its name, its id if submitted, and what an
-// earlier status recorded of it (a terminal state is not asked again; a forgotten job without
-// accounting falls back on it).
+// What is known of one stage before asking Slurm: its name, its id if submitted, what an earlier
+// status recorded of it (a terminal state is not asked again; a forgotten job without accounting
+// falls back on it) and the outcome records its jobs wrote (read with the manifest, stage_refs).
 struct StageRef {
   std::string name;
   std::optional<JobId> job_id;
@@ -108,6 +115,7 @@ struct StageRef {
   std::string last_reason;
   std::string last_elapsed;
   std::string last_nodes;
+  std::vector<OutcomeRecord> outcomes;
 };
 
 // Walks the chain in order. Only a failure seen is a failure: a stage still pending after an
@@ -117,6 +125,11 @@ struct StageRef {
 // completed if a later stage started or pends for a reason other than its dependency (afterok),
 // failed if its dependent says DependencyNeverSatisfied, and is unknown otherwise: never a
 // failure, and nothing behind it is cancelled.
+// Slurm's view wins while it has one (squeue, sacct, then what an earlier status saw ended);
+// only a job Slurm no longer knows is read from its own outcome record, the one of its highest
+// attempt: completed is COMPLETED, failed or signalled FAILED with its exit code, and an attempt
+// that never recorded its end (killed) or requeued itself with no later attempt recorded is
+// UNKNOWN, left to the stages after it as above.
 ChainStatus evaluate_chain(const std::vector<StageRef>& stages, const std::vector<JobRow>& squeue_rows,
                            const std::optional<std::vector<JobRow>>& sacct_rows);
 

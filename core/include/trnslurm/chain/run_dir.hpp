@@ -52,6 +52,8 @@ std::string manifest_to_json(const Manifest& m);
 // `where` names the file in errors.
 Result<Manifest> manifest_from_json(std::string_view text, const std::string& where);
 
+// Each stage as the manifest records it, with the outcome records its jobs left in the run
+// directory (chain/stage_outcome.hpp).
 std::vector<StageRef> stage_refs(const Manifest& m);
 
 // Creates <runs_dir>/<chain_id>, failing if it already exists (two submits never share one).

@@ -7,13 +7,17 @@
 # logs/train-restarts.jsonl is numbers and fixed words. The job script exports what it reads:
 # TRNSLURM_RUN_DIR, TRNSLURM_MAX_RESTARTS, TRNSLURM_SIGNAL_GRACE (and TRNSLURM_CHECKPOINT_DIR),
 # and with the pre-flight on (docs/health.md) TRNSLURM_PREFLIGHT_BIN and its settings.
-# A file of its own so that shellcheck reads it (scripts/test).
+# A file of its own so that shellcheck reads it (scripts/test). It sets trn_outcome_cause,
+# trn_outcome_signal and trn_outcome_done for the outcome record before it (stage_outcome.sh),
+# which the job script runs first: read there, at the script's exit.
+# shellcheck disable=SC2034
 # trnslurm: wrapper begins
 
 # --- trnslurm resilience (docs/resilience.md): checkpoint on USR1, requeue, resume ---
 # First thing: bash's default for USR1 ends the batch shell, and Slurm may send it before the
-# handler below exists (again as soon as a requeued job starts). Note it and act on it there.
-trn_usr1=
+# handler below exists (again as soon as a requeued job starts). Note it and act on it there (the
+# outcome record before this, stage_outcome.sh, already notes it).
+trn_usr1=${trn_usr1:-}
 trap 'trn_usr1=1' USR1
 trn_log="$TRNSLURM_RUN_DIR/logs/train-restarts.jsonl"
 trn_pending="$TRNSLURM_RUN_DIR/logs/.train-requeue"
@@ -54,6 +58,7 @@ if [ "$trn_restart" -gt 0 ]; then
   rm -f "$trn_pending"
   if [ "$trn_used" -gt "$TRNSLURM_MAX_RESTARTS" ]; then
     trn_record gave-up "$trn_cause" max_restarts "$TRNSLURM_MAX_RESTARTS"
+    trn_outcome_cause=max-restarts
     echo "trnslurm: train restarted $trn_restart times, more than max_restarts = $TRNSLURM_MAX_RESTARTS: giving up" >&2
     exit 1
   fi
@@ -68,12 +73,16 @@ if [ -n "${TRNSLURM_PREFLIGHT_BIN:-}" ]; then
   echo "preflight $trn_restart" >"$trn_pending"
   trn_pf=0
   "$TRNSLURM_PREFLIGHT_BIN" preflight || trn_pf=$?
+  trn_outcome_cause=preflight
   if [ "$trn_pf" = 3 ]; then
+    trn_outcome requeued 3
+    trn_outcome_done=1
     sleep 300  # the requeue ends this script
     exit 1
   fi
   rm -f "$trn_pending"
   [ "$trn_pf" = 0 ] || exit "$trn_pf"
+  trn_outcome_cause=
 fi
 trn_time_left() {  # seconds to the time limit (squeue %L), or nothing when there is none
   local l d=0 f
@@ -109,12 +118,15 @@ trn_on_usr1() {
 trn_on_term() {
   # Slurm's SIGTERM: preemption, a cancel, or the end of our own requeue (which wrote its cause).
   trn_signalled=${trn_signalled:-terminated}
+  trn_outcome_signal=TERM
   [ ! -f "$trn_pending" ] || return 0
+  trn_outcome_cause=preempted
   # Written before asking sinfo: Slurm kills this shell KillWait seconds after the TERM, and a
   # slow slurmctld can take that long to answer.
   echo "preempted $trn_restart" >"$trn_pending"
   if sinfo -h -N -n "$SLURM_JOB_NODELIST" -o '%t' 2>/dev/null | grep -Eq '\*|down|fail'; then
     echo "node-failure $trn_restart" >"$trn_pending"
+    trn_outcome_cause=node-failure
   fi
 }
 trn_term=
@@ -171,11 +183,16 @@ trn_requeue() {  # CAUSE: record it and requeue this job, unless max_restarts is
   step=$(trn_newest_step)
   if [ "$trn_used" -ge "$TRNSLURM_MAX_RESTARTS" ]; then
     trn_record gave-up "$1" max_restarts "$TRNSLURM_MAX_RESTARTS" checkpoint "$step"
+    trn_outcome_cause=max-restarts
     echo "trnslurm: $1 after $trn_restart restarts (max_restarts = $TRNSLURM_MAX_RESTARTS): giving up" >&2
     exit 1
   fi
   echo "$1 $trn_restart" >"$trn_pending"
   trn_record requeue "$1" checkpoint "$step"
+  # The requeue ends this script before any exit path: its record is written now.
+  trn_outcome_cause=$1
+  trn_outcome requeued "$trn_rc"
+  trn_outcome_done=1
   echo "trnslurm: $1: requeueing job $SLURM_JOB_ID (checkpoint step $step)" >&2
   scontrol requeue "$SLURM_JOB_ID"
   sleep 300  # the requeue ends this script
