@@ -61,7 +61,7 @@ MemoryEstimate estimate_memory_fsdp(const ModelRecipe& m, const ParallelConfig& 
   e.optimizer = sharded(mul(8, params.per_core));
   // Unsharded while in use: one layer's bf16 weights gathered, the next one prefetched, and one
   // layer's bf16 gradients before their reduce-scatter.
-  e.buffers = mul(3 * 2, params.per_layer_per_core);
+  e.buffers = mul(u64{3} * 2, params.per_layer_per_core);  // three layers, 2 bytes each
   const u64 in_flight = c.pp == 1 ? 1 : std::min<u64>(c.pp, std::max<u64>(s.grad_accum, 1));
   e.activations = activation_bytes(m, c.tp, c.pp, c.cp, c.mbs, in_flight, c.ac);
   e.total = add(add(add(e.weights, e.gradients), add(e.optimizer, e.activations)), e.buffers);
