@@ -32,7 +32,7 @@ struct Options {
   std::optional<std::string> node_name;
   std::optional<std::string> root;
   std::optional<std::string> plugstack;
-  std::optional<std::string> trn_env, trn_cores, trn_efa, trn_cache;
+  std::optional<std::string> trn_env, trn_cores, trn_efa, trn_cache, trn_launch;
   std::optional<std::string> trn_root_comm;  // "" = the default port
   bool explain = false;
   bool json = false;
@@ -73,7 +73,8 @@ int run(const Options& a) {
     return apply_option(opts, name, value, site.defaults.root_comm_default_port);
   };
   for (auto r : {apply("trn-env", a.trn_env), apply("trn-cores", a.trn_cores), apply("trn-efa", a.trn_efa),
-                 apply("trn-cache", a.trn_cache), apply("trn-root-comm", a.trn_root_comm, true)}) {
+                 apply("trn-cache", a.trn_cache), apply("trn-root-comm", a.trn_root_comm, true),
+                 apply("trn-launch", a.trn_launch)}) {
     if (!r) return usage_error(r.error());
   }
 
@@ -160,6 +161,7 @@ Command add_env(CLI::App& app) {
   sub->add_option("--trn-cores", opts->trn_cores, "per-node|per-task|N, as for srun");
   sub->add_option("--trn-efa", opts->trn_efa, "auto|on|off, as for srun");
   sub->add_option("--trn-cache", opts->trn_cache, "DIR, as for srun");
+  sub->add_option("--trn-launch", opts->trn_launch, "torchrun|auto, as for srun");
   sub->add_option("--trn-root-comm", opts->trn_root_comm, "[PORT], as for srun")
       ->expected(0, 1)
       ->default_str("");

@@ -94,6 +94,7 @@ _trnslurm() {
     return 0
     ;;
   --trn-env) mapfile -t COMPREPLY < <(compgen -W "on off" -- "$cur") && return 0 ;;
+  --trn-launch) mapfile -t COMPREPLY < <(compgen -W "torchrun auto" -- "$cur") && return 0 ;;
   --trn-efa) mapfile -t COMPREPLY < <(compgen -W "auto on off" -- "$cur") && return 0 ;;
   --trn-cores) mapfile -t COMPREPLY < <(compgen -W "per-node per-task auto" -- "$cur") && return 0 ;;
   --by) mapfile -t COMPREPLY < <(compgen -W "time cost" -- "$cur") && return 0 ;;

@@ -15,7 +15,7 @@ namespace {
 int on_option(int val, const char* optarg, int remote);
 
 // `val` is the option's index here, so one callback serves all.
-std::array<spank_option, 7> options{{
+std::array<spank_option, 8> options{{
     {const_cast<char*>("trn-env"), const_cast<char*>("on|off"),
      const_cast<char*>("trnslurm: set the Neuron/EFA environment of each task (default on)"), 1, 0,
      on_option},
@@ -39,6 +39,11 @@ std::array<spank_option, 7> options{{
      const_cast<char*>("trnslurm: a pre-flight step: at its end the plugin re-checks the node as root and "
                        "drains it if broken, where plugstack.conf allows (preflight_drain=yes)"),
      0, 6, on_option},
+    {const_cast<char*>("trn-launch"), const_cast<char*>("torchrun|auto"),
+     const_cast<char*>(
+         "trnslurm: torchrun: the node's one task runs torchrun with TorchNeuron workers (per-node "
+         "settings only, no NEURON_RT_VISIBLE_CORES); auto: decided from the tasks per node"),
+     1, 7, on_option},
 }};
 
 int on_option(int val, const char* optarg, int remote) {

@@ -55,13 +55,13 @@ done
 # from the parser's list of known keys (core/src/node/settings.cpp).
 spank=$(render "$man_dir/trnslurm-spank.8")
 spank_options=$(sed -n 's/.*{const_cast<char\*>("\(trn-[a-z-]*\)").*/\1/p' "$TRNSLURM_SOURCE_DIR/spank/options.cpp")
-expect_eq "the plugin has 7 options" 7 "$(printf '%s\n' "$spank_options" | wc -l)"
+expect_eq "the plugin has 8 options" 8 "$(printf '%s\n' "$spank_options" | wc -l)"
 for opt in $spank_options; do
   expect_contains "trnslurm-spank.8 OPTIONS documents --$opt" "--$opt" "$(section "$spank" OPTIONS '^[A-Z]')"
   expect_contains "plugin.md documents --$opt" "--$opt" "$(cat "$TRNSLURM_SOURCE_DIR/docs/plugin.md")"
 done
 keys=$(grep -o 'key == "[a-z_]*"' "$TRNSLURM_SOURCE_DIR/core/src/node/settings.cpp" | sed 's/key == "\(.*\)"/\1/' | sort -u)
-expect_eq "the plugin has 18 plugstack arguments" 18 "$(printf '%s\n' "$keys" | wc -l)"
+expect_eq "the plugin has 20 plugstack arguments" 20 "$(printf '%s\n' "$keys" | wc -l)"
 snippet=$(cat "$TRNSLURM_SOURCE_DIR/spank/plugstack.conf.in")
 for key in $keys; do
   expect_contains "trnslurm-spank.8 documents $key=" "$key=" "$(section "$spank" "PLUGSTACK ARGUMENTS" '^[A-Z]')"

@@ -93,6 +93,13 @@ Result<std::string> parse_cache(std::string_view value) {
   return std::string(value);
 }
 
+Result<LaunchMode> parse_launch(std::string_view value) {
+  if (value == "auto") return LaunchMode::automatic;
+  if (value == "torchrun") return LaunchMode::torchrun;
+  return fail(fmt::format("invalid value '{}'", value), "--trn-launch",
+              "use torchrun (the node's one task runs torchrun with TorchNeuron workers) or auto");
+}
+
 Result<std::uint16_t> parse_root_comm(std::optional<std::string_view> value, std::uint16_t default_port) {
   if (!value || value->empty()) return default_port;
   if (const auto port = parse_port(*value)) return *port;
@@ -124,6 +131,10 @@ Result<void> apply_option(UserOptions& opts, std::string_view name, std::optiona
     auto r = parse_cache(v);
     if (!r) return std::unexpected(r.error());
     opts.cache = std::move(*r);
+  } else if (name == "trn-launch") {
+    auto r = parse_launch(v);
+    if (!r) return std::unexpected(r.error());
+    opts.launch = *r;
   } else if (name == "trn-root-comm") {
     auto r = parse_root_comm(value, default_root_comm_port);
     if (!r) return std::unexpected(r.error());
@@ -205,6 +216,14 @@ Result<SiteSettings> parse_plugstack_args(const std::vector<std::string>& args) 
       auto r = parse_count(key, value);
       if (!r) return std::unexpected(r.error());
       (key == "inflight" ? d.inflight : d.malloc_arena_max) = std::move(*r);
+    } else if (key == "one_thread_per_core") {
+      auto r = parse_flag01(key, value);
+      if (!r) return std::unexpected(r.error());
+      d.one_thread_per_core = std::move(*r);
+    } else if (key == "ranks_per_network_proxy") {
+      auto r = parse_count(key, value);
+      if (!r) return std::unexpected(r.error());
+      d.ranks_per_network_proxy = std::move(*r);
     } else if (key == "stochastic_rounding" || key == "fuse_softmax") {
       auto r = parse_flag01(key, value);
       if (!r) return std::unexpected(r.error());
@@ -214,7 +233,7 @@ Result<SiteSettings> parse_plugstack_args(const std::vector<std::string>& args) 
           fmt::format("unknown argument '{}'", key), where,
           "known: root, state_dir, instances, env, cores, efa, cache, cache_mode, master_port, master_addr, "
           "master_net, root_comm_port, lnc, malloc_arena_max, inflight, stochastic_rounding, "
-          "fuse_softmax, preflight_drain");
+          "fuse_softmax, one_thread_per_core, ranks_per_network_proxy, preflight_drain");
     }
   }
   return site;
@@ -237,6 +256,7 @@ EnvSettings merge(const SiteSettings& site, const UserOptions& opts) {
     s.cache = *opts.cache;
     s.cache_from = "--trn-cache";
   }
+  if (opts.launch) s.launch = *opts.launch;
   if (opts.root_comm_port) {
     s.root_comm_port = *opts.root_comm_port;
     s.root_comm_from = "--trn-root-comm";
@@ -280,6 +300,10 @@ std::string_view to_string(CoreMode mode) {
       return "fixed";
   }
   return "?";
+}
+
+std::string_view to_string(LaunchMode mode) {
+  return mode == LaunchMode::torchrun ? "torchrun" : "auto";
 }
 
 std::string_view to_string(EfaMode mode) {

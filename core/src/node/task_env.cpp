@@ -79,8 +79,13 @@ ModeChoice resolve_mode(const EnvInput& in) {
           fmt::format("auto: {} task(s) of the step on this node", in.task.local_count)};
 }
 
+bool torchrun_step(const EnvInput& in) {
+  return in.settings.launch == LaunchMode::torchrun;
+}
+
 // One rank per task, whether or not this node's cores could be assigned.
 void add_ranks(const EnvInput& in, Builder& b) {
+  if (torchrun_step(in)) return;  // torchrun gives each worker its RANK and LOCAL_RANK
   const auto mode = resolve_mode(in).mode;
   if (mode != CoreMode::per_task && mode != CoreMode::fixed) return;  // torchrun sets its workers' ranks
   const auto& t = in.task;
@@ -90,7 +95,49 @@ void add_ranks(const EnvInput& in, Builder& b) {
   b.add("LOCAL_WORLD_SIZE", std::to_string(t.local_count), "tasks of the step on this node");
 }
 
+// --trn-launch=torchrun: the node's one task is torchrun, which starts one TorchNeuron worker per
+// logical core. Each worker takes its own core by its LOCAL_RANK; a node-wide
+// NEURON_RT_VISIBLE_CORES would hand every worker all of them (a core is held by the process that
+// opens it), so the cores are left to the runtime and only their count is given to torchrun.
+Result<void> add_torchrun_cores(const EnvInput& in, Builder& b) {
+  if (in.task.local_count != 1)
+    return fail(fmt::format("--trn-launch=torchrun runs one torchrun per node, but this node runs {} tasks "
+                            "of the step",
+                            in.task.local_count),
+                "--trn-launch", "use srun --ntasks-per-node=1");
+  if (in.settings.cores != CoreMode::automatic)
+    b.note(fmt::format("--trn-cores ({}) does not apply to a torchrun step: its workers take their cores",
+                       in.settings.cores_from));
+  b.note(
+      "torchrun step (--trn-launch=torchrun): NEURON_RT_VISIBLE_CORES and NEURON_RT_NUM_CORES not set, "
+      "each worker takes its core by LOCAL_RANK");
+  if (in.topology.devices.empty()) {
+    b.note(fmt::format("no Neuron device under {}: NeuronCore variables not set", in.topology.root));
+    return {};
+  }
+  std::string lnc_from;
+  const auto lnc = choose_lnc(in, lnc_from);
+  if (!lnc) return std::unexpected(lnc.error());
+  const auto physical = physical_cores(in.topology, in.instance);
+  if (!physical) {
+    b.note("NeuronCore count unknown (core_count unreadable): TRNSLURM_NPROC_PER_NODE not set");
+    return {};
+  }
+  if (*physical % *lnc != 0)
+    return fail(
+        fmt::format("{} physical NeuronCores do not split into LNC={} logical cores", *physical, *lnc),
+        "NEURON_LOGICAL_NC_CONFIG");
+  if (tell_lnc(in, *lnc))
+    b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(*lnc),
+          fmt::format("logical NeuronCore config ({})", lnc_from));
+  b.add("TRNSLURM_NPROC_PER_NODE", std::to_string(*physical / *lnc),
+        fmt::format("torchrun --nproc_per_node: one worker per logical core ({} physical, LNC={})", *physical,
+                    *lnc));
+  return {};
+}
+
 Result<void> add_cores(const EnvInput& in, Builder& b) {
+  if (torchrun_step(in)) return add_torchrun_cores(in, b);
   const auto& s = in.settings;
   const auto& t = in.task;
   const bool explicit_mode = s.cores != CoreMode::automatic;
@@ -211,8 +258,20 @@ void add_runtime(const EnvInput& in, Builder& b) {
   const auto& s = in.settings;
   b.add("MALLOC_ARENA_MAX", s.malloc_arena_max,
         "caps glibc arenas: host OOM otherwise (plugstack malloc_arena_max)");
-  b.add("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", s.inflight,
-        "runtime default (plugstack inflight; >3 may OOM)");
+  // Only warned about from Neuron 2.30 on (its release notes): the TorchNeuron track leaves it out.
+  if (torchrun_step(in))
+    b.note(
+        "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS not set: retired for the TorchNeuron runtime (torchrun "
+        "step)");
+  else
+    b.add("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", s.inflight,
+          "runtime default (plugstack inflight; >3 may OOM)");
+  if (s.one_thread_per_core)
+    b.add("NEURON_RT_ONE_THREAD_PER_CORE", *s.one_thread_per_core,
+          "the site's setting (plugstack one_thread_per_core; Neuron runtime 2.29)");
+  if (s.ranks_per_network_proxy)
+    b.add("NEURON_RT_RANKS_PER_NETWORK_PROXY", *s.ranks_per_network_proxy,
+          "the site's setting (plugstack ranks_per_network_proxy; Neuron runtime 2.29)");
   b.add("NEURON_RT_STOCHASTIC_ROUNDING_EN", s.stochastic_rounding,
         "runtime default (plugstack stochastic_rounding)");
   b.add("NEURON_FUSE_SOFTMAX", s.fuse_softmax, "runtime default (plugstack fuse_softmax)");
@@ -277,6 +336,8 @@ const std::vector<std::string_view>& considered_variables() {
                                                    "TRNSLURM_NNODES",
                                                    "MALLOC_ARENA_MAX",
                                                    "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS",
+                                                   "NEURON_RT_ONE_THREAD_PER_CORE",
+                                                   "NEURON_RT_RANKS_PER_NETWORK_PROXY",
                                                    "NEURON_RT_STOCHASTIC_ROUNDING_EN",
                                                    "NEURON_FUSE_SOFTMAX",
                                                    "NEURON_COMPILE_CACHE_URL"};

@@ -128,3 +128,16 @@ TEST_CASE("settings: %n expands to the node name and nothing else is allowed") {
   CHECK_FALSE(expand_node_pattern("/x/%n", ".."));
   CHECK_FALSE(expand_node_pattern("/x/%n", "a/b"));
 }
+
+TEST_CASE("settings: --trn-launch takes torchrun and auto, and wins over nothing else") {
+  UserOptions opts;
+  REQUIRE(apply_option(opts, "trn-launch", "torchrun", 46820));
+  REQUIRE(opts.launch == LaunchMode::torchrun);
+  CHECK(merge(SiteSettings{}, opts).launch == LaunchMode::torchrun);
+  CHECK(merge(SiteSettings{}, UserOptions{}).launch == LaunchMode::automatic);
+  REQUIRE(apply_option(opts, "trn-launch", "auto", 46820));
+  CHECK(opts.launch == LaunchMode::automatic);
+  const auto bad = apply_option(opts, "trn-launch", "mpirun", 46820);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "--trn-launch");
+}

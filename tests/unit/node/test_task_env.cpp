@@ -392,3 +392,68 @@ TEST_CASE("task_env: only the variables marked per-task differ between the tasks
     }
   }
 }
+
+TEST_CASE("task_env: a torchrun step (--trn-launch=torchrun) gets per-node settings only") {
+  auto in = input("trn2", 0, 1, 1, 2);
+  in.settings.launch = LaunchMode::torchrun;
+  in.settings.root_comm_port = 46820;
+  const auto plan = task_environment(in);
+  REQUIRE(plan);
+  // One worker per logical core (LNC 2 on trn2), each taking its own core: no node-wide range.
+  CHECK(value(*plan, "TRNSLURM_NPROC_PER_NODE") == "64");
+  CHECK(value(*plan, "NEURON_LOGICAL_NC_CONFIG") == "2");
+  CHECK(value(*plan, "NEURON_RT_VISIBLE_CORES") == "<unset>");
+  CHECK(value(*plan, "NEURON_RT_NUM_CORES") == "<unset>");
+  CHECK(value(*plan, "RANK") == "<unset>");
+  CHECK(value(*plan, "LOCAL_RANK") == "<unset>");
+  // Retired for the TorchNeuron runtime (warned about from Neuron 2.30).
+  CHECK(value(*plan, "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS") == "<unset>");
+  CHECK(noted(*plan, "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS not set"));
+  // The node's settings stay.
+  CHECK(value(*plan, "NEURON_RT_ROOT_COMM_ID") == "10.0.0.1:46820");
+  CHECK(value(*plan, "MASTER_ADDR") == "10.0.0.1");
+  CHECK(value(*plan, "TRNSLURM_NODE_RANK") == "1");
+  CHECK(value(*plan, "TRNSLURM_NNODES") == "2");
+  CHECK(value(*plan, "MALLOC_ARENA_MAX") == "64");
+  // Without the option the same task keeps today's per-node decision (the legacy track).
+  in.settings.launch = LaunchMode::automatic;
+  const auto legacy = task_environment(in);
+  REQUIRE(legacy);
+  CHECK(value(*legacy, "NEURON_RT_VISIBLE_CORES") == "0-63");
+  CHECK(value(*legacy, "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS") == "3");
+}
+
+TEST_CASE("task_env: a torchrun step refuses several tasks on a node, and runs on a node without devices") {
+  auto in = input("trn2", 1, 2);
+  in.settings.launch = LaunchMode::torchrun;
+  const auto refused = task_environment(in);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().where == "--trn-launch");
+  CHECK(refused.error().what.find("2 tasks") != std::string::npos);
+
+  auto cpu = input("trn2", 0, 1);
+  cpu.topology.devices.clear();
+  cpu.settings.launch = LaunchMode::torchrun;
+  const auto plan = task_environment(cpu);
+  REQUIRE(plan);
+  CHECK(value(*plan, "TRNSLURM_NPROC_PER_NODE") == "<unset>");
+  CHECK(value(*plan, "MASTER_ADDR") == "10.0.0.1");
+}
+
+TEST_CASE("task_env: Neuron 2.29's runtime settings only where the site sets them") {
+  auto in = input("trn2", 0, 1);
+  auto plan = task_environment(in);
+  REQUIRE(plan);
+  CHECK(value(*plan, "NEURON_RT_ONE_THREAD_PER_CORE") == "<unset>");
+  CHECK(value(*plan, "NEURON_RT_RANKS_PER_NETWORK_PROXY") == "<unset>");
+  auto site = parse_plugstack_args({"one_thread_per_core=1", "ranks_per_network_proxy=4"});
+  REQUIRE(site);
+  in.settings = merge(*site, UserOptions{});
+  plan = task_environment(in);
+  REQUIRE(plan);
+  CHECK(value(*plan, "NEURON_RT_ONE_THREAD_PER_CORE") == "1");
+  CHECK(value(*plan, "NEURON_RT_RANKS_PER_NETWORK_PROXY") == "4");
+  CHECK(find(plan->set, "NEURON_RT_ONE_THREAD_PER_CORE")->reason.find("plugstack") != std::string::npos);
+  CHECK_FALSE(parse_plugstack_args({"one_thread_per_core=2"}));
+  CHECK_FALSE(parse_plugstack_args({"ranks_per_network_proxy=x"}));
+}

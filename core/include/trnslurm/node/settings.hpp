@@ -21,6 +21,12 @@ enum class CoreMode {
 // Whether to set the FI_* variables for EFA (--trn-efa).
 enum class EfaMode { automatic, on, off };
 
+// How the step's tasks start the training processes (--trn-launch). `torchrun`: the node's one
+// task is torchrun starting every worker of the node on the native PyTorch runtime (TorchNeuron,
+// the TorchTitan Neuron track): the plugin sets per-node settings only, nothing that pins every
+// worker to the task's cores, and no setting the new runtime has retired (docs/plugin.md).
+enum class LaunchMode { automatic, torchrun };
+
 // Where the compile cache of each host goes: one shared directory, or one per host under it.
 enum class CacheMode { shared, per_host };
 
@@ -45,6 +51,11 @@ struct EnvSettings {
   std::string fuse_softmax = "1";
   std::optional<std::string> master_net;  // CIDR that picks MASTER_ADDR on multi-homed hosts
   bool resolve_master = true;             // master_addr=resolve|name
+  LaunchMode launch = LaunchMode::automatic;
+  // Neuron 2.29's runtime settings, set only where the site names them (plugstack.conf
+  // one_thread_per_core=, ranks_per_network_proxy=); a recipe sets them in stages.train.env.
+  std::optional<std::string> one_thread_per_core;
+  std::optional<std::string> ranks_per_network_proxy;
 
   // Where the value of each user-settable choice came from, for the reasons printed by
   // --explain: "built-in default", "plugstack.conf" or the srun/#SBATCH option.
@@ -74,6 +85,7 @@ struct UserOptions {
   std::optional<EfaMode> efa;
   std::optional<std::string> cache;
   std::optional<std::uint16_t> root_comm_port;
+  std::optional<LaunchMode> launch;
   // --trn-preflight: this step is a pre-flight (`trnslurm preflight` marks its srun). It only asks
   // for the root re-check; whether a node is drained is the site's and the checks' decision.
   bool preflight = false;
@@ -89,6 +101,7 @@ struct CoreChoice {
 Result<CoreChoice> parse_cores(std::string_view value);
 Result<EfaMode> parse_efa(std::string_view value);
 Result<std::string> parse_cache(std::string_view value);
+Result<LaunchMode> parse_launch(std::string_view value);
 // --trn-root-comm without a value asks for the default port (std::nullopt argument).
 Result<std::uint16_t> parse_root_comm(std::optional<std::string_view> value, std::uint16_t default_port);
 
@@ -108,5 +121,6 @@ Result<std::string> expand_node_pattern(std::string_view pattern, std::string_vi
 
 std::string_view to_string(CoreMode mode);
 std::string_view to_string(EfaMode mode);
+std::string_view to_string(LaunchMode mode);
 
 }  // namespace trnslurm
