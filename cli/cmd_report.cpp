@@ -45,9 +45,7 @@ nlohmann::json plot_data(const std::string& chain_id, const Manifest& manifest, 
                          const ProgressSeries& series) {
   auto points = nlohmann::json::array();
   for (const auto& [attempt, p] : series.points) {
-    const auto tokens = p.seq_per_second
-                            ? std::optional(*p.seq_per_second * static_cast<double>(figures.seq_len))
-                            : std::nullopt;
+    const auto tokens = job_tokens_per_second(p, figures.seq_len, figures.world_size);
     points.push_back({attempt, p.step,
                       std::isfinite(p.loss) ? nlohmann::json(p.loss) : nlohmann::json(nullptr),
                       nullable(p.learning_rate), nullable(tokens)});

@@ -135,7 +135,8 @@ Result<ResumeSource> find_resume_source(const fs::path& runs_dir, std::string_vi
                 "--resume-from", "copy the checkpoint to a directory and give that directory");
   const auto newest = newest_completed_checkpoint(out.checkpoint_dir);
   if (!newest)
-    return fail(fmt::format("no completed checkpoint (step_<n>/done) in {}", out.checkpoint_dir.string()),
+    return fail(fmt::format("no completed checkpoint (step_<n>/done or step-<n>/.metadata) in {}",
+                            out.checkpoint_dir.string()),
                 "--resume-from",
                 "resume from a chain whose train stage wrote a checkpoint (trnslurm status shows its step)");
   out.step = newest->step;
@@ -143,9 +144,11 @@ Result<ResumeSource> find_resume_source(const fs::path& runs_dir, std::string_vi
 }
 
 std::string newest_step_pipeline(std::string_view dir_placeholder) {
+  // Both layouts of chain/chain_progress.hpp (checkpoint_layouts): step_<n>/done, step-<n>/.metadata.
   return fmt::format(
-      "find {} -mindepth 2 -maxdepth 2 -path '*/step_*/done' -printf '%h\\n' 2>/dev/null |\n"
-      "  sed 's|.*/step_||' | sort -n | tail -n 1",
+      "find {} -mindepth 2 -maxdepth 2 \\( -path '*/step_*/done' -o -path '*/step-*/.metadata' \\) "
+      "-printf '%h\\n' 2>/dev/null |\n"
+      "  sed -n 's|.*/\\(step[-_]\\)\\([0-9][0-9]*\\)$|\\2 \\1\\2|p' | sort -n | tail -n 1 | cut -d' ' -f2",
       dir_placeholder);
 }
 
@@ -158,20 +161,21 @@ std::string resume_prologue() {
       "if [ -z \"$trn_own\" ]; then\n"
       "  trn_from=$({}) || true\n"
       "  if [ -z \"$trn_from\" ]; then\n"
-      "    echo \"trnslurm: --resume-from: no completed checkpoint (step_<n>/done) in \"{{{{resume_from}}}} "
+      "    echo \"trnslurm: --resume-from: no completed checkpoint (step_<n>/done or step-<n>/.metadata) in "
+      "\"{{{{resume_from}}}} "
       ">&2\n"
       "    exit 1\n"
       "  fi\n"
       "  mkdir -p {{{{checkpoint_dir}}}}\n"
       "  rm -rf {{{{checkpoint_dir}}}}/.trnslurm-resume\n"
-      "  if ! cp -al {{{{resume_from}}}}/step_\"$trn_from\" {{{{checkpoint_dir}}}}/.trnslurm-resume "
+      "  if ! cp -al {{{{resume_from}}}}/\"$trn_from\" {{{{checkpoint_dir}}}}/.trnslurm-resume "
       "2>/dev/null; "
       "then\n"
       "    rm -rf {{{{checkpoint_dir}}}}/.trnslurm-resume\n"
-      "    cp -a {{{{resume_from}}}}/step_\"$trn_from\" {{{{checkpoint_dir}}}}/.trnslurm-resume\n"
+      "    cp -a {{{{resume_from}}}}/\"$trn_from\" {{{{checkpoint_dir}}}}/.trnslurm-resume\n"
       "  fi\n"
-      "  mv {{{{checkpoint_dir}}}}/.trnslurm-resume {{{{checkpoint_dir}}}}/step_\"$trn_from\"\n"
-      "  echo \"trnslurm: resuming from \"{{{{resume_from}}}}/step_\"$trn_from\" >&2\n"
+      "  mv {{{{checkpoint_dir}}}}/.trnslurm-resume {{{{checkpoint_dir}}}}/\"$trn_from\"\n"
+      "  echo \"trnslurm: resuming from \"{{{{resume_from}}}}/\"$trn_from\" >&2\n"
       "fi\n",
       newest_step_pipeline("{{checkpoint_dir}}"), newest_step_pipeline("{{resume_from}}"));
 }

@@ -20,17 +20,25 @@ constexpr std::string_view train_stage = "train";
 constexpr std::size_t max_state_size = 1 << 20;
 }  // namespace
 
+const CheckpointLayout* checkpoint_layout_of(std::string_view name) {
+  const auto* it = std::ranges::find_if(checkpoint_layouts, [&](const CheckpointLayout& l) {
+    return name.size() > l.prefix.size() && name.starts_with(l.prefix);
+  });
+  return it == checkpoint_layouts.end() ? nullptr : it;
+}
+
 std::optional<CheckpointMark> newest_completed_checkpoint(const fs::path& dir) {
   std::error_code ec;
   std::optional<CheckpointMark> best;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto name = it->path().filename().string();
-    if (!name.starts_with("step_")) continue;
-    const auto step = parse_number<std::uint64_t>(std::string_view(name).substr(5));
+    const auto* layout = checkpoint_layout_of(name);
+    if (layout == nullptr) continue;
+    const auto step = parse_number<std::uint64_t>(std::string_view(name).substr(layout->prefix.size()));
     if (!step || (best && best->step >= *step)) continue;
     struct stat st {};
-    if (::stat((it->path() / "done").c_str(), &st) != 0) continue;  // still being written
-    best = CheckpointMark{*step, static_cast<std::int64_t>(st.st_mtim.tv_sec)};
+    if (::stat((it->path() / layout->marker).c_str(), &st) != 0) continue;  // still being written
+    best = CheckpointMark{*step, static_cast<std::int64_t>(st.st_mtim.tv_sec), it->path()};
   }
   return best;
 }
@@ -47,6 +55,8 @@ Result<RunFigures> read_run_figures(const fs::path& run_dir) {
     f.gbs = j.at("gbs").get<std::uint64_t>();
     f.seq_len = j.at("seq_len").get<std::uint64_t>();
     f.nodes = j.at("nodes").get<std::uint32_t>();
+    if (j.contains("world_size") && j.at("world_size").is_number_unsigned())
+      f.world_size = j.at("world_size").get<std::uint64_t>();
     if (j.contains("checkpoint_dir") && j.at("checkpoint_dir").is_string())
       f.checkpoint_dir = j.at("checkpoint_dir").get<std::string>();
     if (const auto e = j.find("estimate"); e != j.end() && e->contains("tokens_per_second_per_node"))
@@ -73,6 +83,7 @@ Result<MeasuredRate> measured_rate(const fs::path& run_dir) {
   in.gbs = figures->gbs;
   in.seq_len = figures->seq_len;
   in.nodes = figures->nodes;
+  in.world_size = figures->world_size;
   const auto s = summarize(p, in);
   if (!s.tokens_per_second_per_node)
     return fail("no throughput measured: the train log has no progress line with one yet", log.string(),
@@ -115,6 +126,7 @@ Result<std::optional<ProgressSummary>> TrainProgress::refresh(const LoadedChain&
   in.gbs = figures->gbs;
   in.seq_len = figures->seq_len;
   in.nodes = figures->nodes;
+  in.world_size = figures->world_size;
   in.estimate_tokens_per_second_per_node = figures->estimate_tokens_per_second_per_node;
   if (!figures->checkpoint_dir.empty()) {
     if (const auto mark = newest_completed_checkpoint(figures->checkpoint_dir)) {

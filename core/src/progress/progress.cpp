@@ -46,7 +46,8 @@ void add_line(LogProgress& p, const ProgressLine& line, std::int64_t seen_at) {
         p.recent.clear();
       }
       if (!p.recent.empty() && *line.step == p.recent.back().step) p.recent.pop_back();
-      p.recent.push_back({*line.step, *line.loss, line.learning_rate, line.seq_per_second});
+      p.recent.push_back({*line.step, *line.loss, line.learning_rate, line.seq_per_second,
+                          line.tokens_per_second_per_device});
       if (p.recent.size() > LogProgress::kept) p.recent.erase(p.recent.begin());
       ++p.step_lines;
       p.finished = false;
@@ -106,9 +107,9 @@ Result<LogRead> update_progress(LogProgress& p, const std::filesystem::path& log
 nlohmann::json to_json(const LogProgress& p) {
   auto recent = nlohmann::json::array();
   for (const auto& r : p.recent)
-    recent.push_back({r.step,
-                      std::isfinite(r.loss) ? nlohmann::json(r.loss) : nlohmann::json(std::to_string(r.loss)),
-                      or_null(r.learning_rate), or_null(r.seq_per_second)});
+    recent.push_back(
+        {r.step, std::isfinite(r.loss) ? nlohmann::json(r.loss) : nlohmann::json(std::to_string(r.loss)),
+         or_null(r.learning_rate), or_null(r.seq_per_second), or_null(r.tokens_per_second_per_device)});
   return {{"version", cache_version},           {"offset", p.offset},        {"file_id", p.file_id},
           {"from_tail", p.from_tail},           {"recent", recent},          {"step_lines", p.step_lines},
           {"steps_back", p.steps_back},         {"epoch", or_null(p.epoch)}, {"finished", p.finished},
@@ -134,6 +135,7 @@ std::optional<LogProgress> log_progress_from_json(const nlohmann::json& j) {
       point.loss = r.at(1).is_string() ? std::stod(r.at(1).get<std::string>()) : r.at(1).get<double>();
       if (!r.at(2).is_null()) point.learning_rate = r.at(2).get<double>();
       if (!r.at(3).is_null()) point.seq_per_second = r.at(3).get<double>();
+      if (r.size() > 4 && !r.at(4).is_null()) point.tokens_per_second_per_device = r.at(4).get<double>();
       p.recent.push_back(point);
     }
     if (p.recent.size() > LogProgress::kept) return std::nullopt;
@@ -200,11 +202,17 @@ ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in) {
   const auto newest =
       std::span<const ProgressPoint>(p.recent).last(std::min<std::size_t>(8, p.recent.size()));
   const auto seq_per_second = mean(newest, &ProgressPoint::seq_per_second);
+  const auto per_device = mean(newest, &ProgressPoint::tokens_per_second_per_device);
   if (seq_per_second && *seq_per_second > 0) {
     if (in.seq_len > 0) s.tokens_per_second = *seq_per_second * static_cast<double>(in.seq_len);
-    if (s.tokens_per_second && in.nodes > 0) s.tokens_per_second_per_node = *s.tokens_per_second / in.nodes;
     if (in.gbs > 0) s.seconds_per_step = static_cast<double>(in.gbs) / *seq_per_second;
+  } else if (per_device && *per_device > 0 && in.world_size > 0) {
+    // TorchTitan prints one device's rate: the job's is that x the world size.
+    s.tokens_per_second = *per_device * static_cast<double>(in.world_size);
+    if (in.gbs > 0 && in.seq_len > 0)
+      s.seconds_per_step = static_cast<double>(in.gbs * in.seq_len) / *s.tokens_per_second;
   }
+  if (s.tokens_per_second && in.nodes > 0) s.tokens_per_second_per_node = *s.tokens_per_second / in.nodes;
   if (s.tokens_per_second_per_node && s.estimate_tokens_per_second_per_node)
     s.measured_vs_estimate = *s.tokens_per_second_per_node / *s.estimate_tokens_per_second_per_node;
   if (!p.finished && !in.ended && s.seconds_per_step && last.step < in.total_steps)
@@ -244,8 +252,9 @@ Result<ProgressSeries> read_series(const std::filesystem::path& log, const Progr
         // A new attempt's first line is always kept: the restart shows where it happened.
         const bool first_of_attempt = out.points.empty() || out.points.back().attempt != out.attempts - 1;
         if (index % stride != 0 && !first_of_attempt) return;
-        out.points.push_back(
-            {out.attempts - 1, {*line->step, *line->loss, line->learning_rate, line->seq_per_second}});
+        out.points.push_back({out.attempts - 1,
+                              {*line->step, *line->loss, line->learning_rate, line->seq_per_second,
+                               line->tokens_per_second_per_device}});
         if (out.points.size() > std::max<std::size_t>(max_points, 2)) {
           std::vector<SeriesPoint> kept;
           kept.reserve(out.points.size() / 2 + 1);
@@ -260,6 +269,14 @@ Result<ProgressSeries> read_series(const std::filesystem::path& log, const Progr
   if (!read) return std::unexpected(read.error());
   out.long_lines = read->long_lines;
   return out;
+}
+
+std::optional<double> job_tokens_per_second(const ProgressPoint& p, std::uint64_t seq_len,
+                                            std::uint64_t world_size) {
+  if (p.seq_per_second && seq_len > 0) return *p.seq_per_second * static_cast<double>(seq_len);
+  if (p.tokens_per_second_per_device && world_size > 0)
+    return *p.tokens_per_second_per_device * static_cast<double>(world_size);
+  return std::nullopt;
 }
 
 nlohmann::json to_json(const ProgressSummary& s) {

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <fstream>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +14,7 @@
 #include "trnslurm/chain/run_dir.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
+#include "trnslurm/util/child.hpp"
 #include "trnslurm/util/file.hpp"
 
 using namespace trnslurm;
@@ -136,7 +140,7 @@ TEST_CASE("chain_dirs: placeholders, exports and the plan hold the chain's direc
     CHECK(resumed->stages.front().name == "precompile");
     for (const auto& s : resumed->stages) {
       CHECK(s.script.find("export TRNSLURM_RESUME_FROM='/fsx/ckpt/other'") != std::string::npos);
-      CHECK(s.script.find("cp -al \"${TRNSLURM_RESUME_FROM}\"/step_") != std::string::npos);
+      CHECK(s.script.find("cp -al \"${TRNSLURM_RESUME_FROM}\"/\"$trn_from\"") != std::string::npos);
     }
     in->selection.only = "convert";
     auto refused = render_chain(*in);
@@ -225,6 +229,34 @@ TEST_CASE("chain_dirs: --resume-from names a chain, its run directory or a check
   auto missing = find_resume_source(runs, "20261124-120000-000-0000000c", slurm);
   REQUIRE_FALSE(missing);
   CHECK(missing.error().what.find("neither a chain") != std::string::npos);
+}
+
+TEST_CASE("chain_dirs: the newest-step pipeline finds the newest complete step of either layout") {
+  test::ScratchDir dir;
+  const auto run = [&](const std::filesystem::path& d) {
+    const auto pipeline = newest_step_pipeline("\"$1\"");
+    auto r = run_bounded({"/bin/bash", "-c", pipeline, "bash", d.string()}, {"PATH=/usr/bin:/bin"},
+                         std::chrono::seconds(10));
+    REQUIRE(r);
+    REQUIRE(r->exit_code == 0);
+    auto out = r->output;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  };
+  CHECK(run(dir / "missing").empty());
+  const auto touch = [](const std::filesystem::path& p) {
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << "";
+  };
+  touch(dir / "nxd/step_2/done");
+  touch(dir / "nxd/step_10/done");
+  touch(dir / "nxd/step_12/model.pt");  // no done: still being written
+  CHECK(run(dir / "nxd") == "step_10");
+  touch(dir / "dcp/step-5/.metadata");
+  touch(dir / "dcp/step-40/.metadata");
+  touch(dir / "dcp/step-100/__0_0.distcp");  // no .metadata
+  touch(dir / "dcp/step-x/.metadata");
+  CHECK(run(dir / "dcp") == "step-40");
 }
 
 TEST_CASE("chain_dirs: the newest-step pipeline is one text for newest_checkpoint and the resume") {

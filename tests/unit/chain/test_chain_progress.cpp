@@ -27,6 +27,23 @@ TEST_CASE("chain progress: the newest completed checkpoint") {
   REQUIRE(mark);
   CHECK(mark->step == 10u);
   CHECK(mark->time > 0);
+  CHECK(mark->path == dir / "step_10");
+}
+
+TEST_CASE("chain progress: TorchTitan's DCP checkpoints are complete once their .metadata is written") {
+  test::ScratchDir dir;
+  write(dir / "step-5/.metadata", "");
+  write(dir / "step-5/__0_0.distcp", "");
+  write(dir / "step-20/__0_0.distcp", "");  // shards written, .metadata not yet: incomplete
+  write(dir / "step-/.metadata", "");
+  const auto mark = newest_completed_checkpoint(dir.path());
+  REQUIRE(mark);
+  CHECK(mark->step == 5u);
+  CHECK(mark->path == dir / "step-5");
+  CHECK(checkpoint_layout_of("step-3")->marker == ".metadata");
+  CHECK(checkpoint_layout_of("step_3")->marker == "done");
+  CHECK(checkpoint_layout_of("step-") == nullptr);
+  CHECK(checkpoint_layout_of("steps") == nullptr);
 }
 
 TEST_CASE("chain progress: a run's figures from plan.json, and the rate it measured") {

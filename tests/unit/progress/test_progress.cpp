@@ -252,3 +252,30 @@ TEST_CASE("progress: a log never read is read from its end until a step line tur
   CHECK(capped.recent.empty());
   CHECK(capped.offset == std::filesystem::file_size(log));
 }
+
+TEST_CASE("progress: TorchTitan's tps is one device's: the job's rate is tps x the world size") {
+  LogProgress p;
+  for (std::uint64_t s = 1; s <= 4; ++s) {
+    ProgressLine l;
+    l.step = s;
+    l.loss = 5.0;
+    l.tokens_per_second_per_device = 64;  // 2 nodes x 2 devices: 256 tokens/s in all
+    add_line(p, l, 990);
+  }
+  auto in = inputs();
+  in.world_size = 4;
+  const auto s = summarize(p, in);
+  CHECK(*s.tokens_per_second == Approx(256));
+  CHECK(*s.tokens_per_second_per_node == Approx(128));
+  CHECK(*s.seconds_per_step == Approx(1.0));  // 8 x 32 tokens a step at 256 a second
+  CHECK(s.eta_seconds == 96);
+  // Kept between commands with the rest.
+  const auto back = log_progress_from_json(to_json(p));
+  REQUIRE(back);
+  CHECK(*back->recent.back().tokens_per_second_per_device == Approx(64));
+  // Without the world size there is no job rate to give.
+  in.world_size = 0;
+  CHECK_FALSE(summarize(p, in).tokens_per_second);
+  CHECK(job_tokens_per_second(p.recent.back(), 32, 4) == Approx(256));
+  CHECK_FALSE(job_tokens_per_second(p.recent.back(), 32, 0));
+}

@@ -33,7 +33,8 @@ TEST_CASE("progress line: the bundled records compile, each step line with step,
         if (!piece.field) continue;
         step |= field_role(*piece.field) == FieldRole::step;
         loss |= field_role(*piece.field) == FieldRole::loss;
-        throughput |= field_role(*piece.field) == FieldRole::seq_per_second;
+        throughput |= field_role(*piece.field) == FieldRole::seq_per_second ||
+                      field_role(*piece.field) == FieldRole::tokens_per_second_per_device;
       }
       CHECK(step);
       CHECK(loss);
@@ -188,4 +189,62 @@ TEST_CASE("progress line: the CPU stand-ins' own output reads as the record says
     CHECK(seen == steps);
     if (file == "progress/run_llama_nxd.log") CHECK(finished);
   }
+}
+
+namespace {
+// A TorchTitan record as the progress reader sees it: with no log format of its own, the step
+// line of upstream's metrics logger stands in.
+ProgressParser titan_parser() {
+  upstream::Interface record;
+  record.package = "torchtitan-neuron";
+  record.release = "2.33";
+  auto p = ProgressParser::from(std::span<const upstream::Interface>(&record, 1));
+  REQUIRE(p);
+  REQUIRE(p->formats() == 1);
+  return std::move(*p);
+}
+}  // namespace
+
+TEST_CASE("progress line: TorchTitan's step line, with colours and torchrun's rank prefix") {
+  const auto p = titan_parser();
+  // As upstream prints it under torchrun: rank prefix, logger prefix, ANSI colour codes, the step
+  // padded to two characters, tps per device with thousands separators, mfu maybe N/A.
+  const std::string line =
+      "[rank0]:[titan] 2026-11-27 16:40:01,123 - root - INFO - \x1b[31mstep:  5  \x1b[32mloss:  7.81234  "
+      "\x1b[38;2;180;60;0mgrad_norm:  1.2345  \x1b[36mmemory:  3.21GiB(4.00%)  \x1b[34mtps: 12,345  "
+      "\x1b[36mtflops: 1.23  \x1b[35mmfu: N/A\x1b[39m";
+  const auto got = p.parse(line);
+  REQUIRE(got);
+  CHECK(got->kind == LineKind::step);
+  CHECK(got->step == 5u);  // counted before it is logged: the fifth step
+  CHECK(*got->loss == Approx(7.81234));
+  CHECK(*got->tokens_per_second_per_device == Approx(12345));
+  CHECK_FALSE(got->seq_per_second);
+  // Without colours (--metrics.disable_color_printing) and without a rank prefix: the same.
+  const auto plain = p.parse(
+      "[titan] 2026-11-27 16:40:01,123 - root - INFO - step: 120  loss:  2.50000  grad_norm:  0.5000  "
+      "memory: 10.00GiB(12.50%)  tps: 1,234,567  tflops: 1,234.50  mfu: 12.34%");
+  REQUIRE(plain);
+  CHECK(plain->step == 120u);
+  CHECK(*plain->tokens_per_second_per_device == Approx(1234567));
+  // A validation line is not a training step, nor is a line cut short or with a bad figure.
+  CHECK_FALSE(
+      p.parse("[rank0]:[titan] 2026-11-27 - root - INFO - validate step:  5  loss:  7.8123  memory:  "
+              "3.21GiB(4.00%)  tps: 12,345"));
+  CHECK_FALSE(p.parse("[titan] x - INFO - step:  5  loss:  7.81234  grad_norm:  1.2345"));
+  CHECK_FALSE(
+      p.parse("[titan] x - INFO - step: five  loss:  7.81234  grad_norm:  1.2345  memory:  3.21GiB(4.00%)  "
+              "tps: 12,345  tflops: 1.23  mfu: N/A"));
+  CHECK_FALSE(
+      p.parse("[titan] x - INFO - substep: 5  loss:  7.81234  grad_norm:  1.2345  memory:  3.21GiB(4.00%)  "
+              "tps: 12,345  tflops: 1.23  mfu: N/A"));
+}
+
+TEST_CASE("progress line: clean_line takes out colour codes and rank prefixes only") {
+  CHECK(clean_line("\x1b[31mred\x1b[0m plain") == "red plain");
+  CHECK(clean_line("[rank12]:[rank3]:text") == "text");
+  CHECK(clean_line("[rank]:text") == "[rank]:text");
+  CHECK(clean_line("[rankX]: text") == "[rankX]: text");
+  CHECK(clean_line("trailing escape \x1b[") == "trailing escape ");
+  CHECK(clean_line("") == "");
 }

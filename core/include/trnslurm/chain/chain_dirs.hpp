@@ -74,7 +74,8 @@ struct ResumeSource {
 Result<ResumeSource> find_resume_source(const std::filesystem::path& runs_dir, std::string_view given,
                                         SlurmClient& slurm);
 
-// A shell pipeline printing the highest n of `<dir>/step_<n>/done` (nothing when there is none);
+// A shell pipeline printing the name of the newest complete step under `<dir>`, `step_<n>` (with
+// `done`) or `step-<n>` (with `.metadata`), the highest n (nothing when there is none);
 // `dir_placeholder` is the template placeholder of the directory, e.g. "{{checkpoint_dir}}".
 std::string newest_step_pipeline(std::string_view dir_placeholder);
 

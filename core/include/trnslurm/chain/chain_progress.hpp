@@ -4,9 +4,11 @@
 // <run dir>/logs/.train-progress.json), with the figures of the run's plan.json, the newest
 // completed checkpoint and the restarts log.
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "trnslurm/chain/chain_jobs.hpp"
 #include "trnslurm/chain/chain_status.hpp"
@@ -15,10 +17,23 @@
 
 namespace trnslurm {
 
-// The newest step_<N>/done under a checkpoint directory (NxD's layout; the train wrapper's rule).
+// The trainers' checkpoint layouts: a step's directory and the file written last, whose presence
+// makes the step complete. NxD: step_<N>/done; TorchTitan (torch.distributed.checkpoint):
+// step-<N>/.metadata. One directory holds one trainer's checkpoints, so both are looked for.
+struct CheckpointLayout {
+  std::string_view prefix;
+  std::string_view marker;
+};
+inline constexpr std::array<CheckpointLayout, 2> checkpoint_layouts{
+    {{"step_", "done"}, {"step-", ".metadata"}}};
+// The layout a directory name is a step of, or nullptr.
+const CheckpointLayout* checkpoint_layout_of(std::string_view name);
+
+// The newest complete step under a checkpoint directory (the train wrapper's rule).
 struct CheckpointMark {
   std::uint64_t step = 0;
-  std::int64_t time = 0;  // the done file's mtime, Unix seconds
+  std::int64_t time = 0;       // the marker's mtime, Unix seconds
+  std::filesystem::path path;  // the step's directory
 };
 std::optional<CheckpointMark> newest_completed_checkpoint(const std::filesystem::path& dir);
 
@@ -28,6 +43,7 @@ struct RunFigures {
   std::uint64_t gbs = 0;
   std::uint64_t seq_len = 0;
   std::uint32_t nodes = 0;
+  std::uint64_t world_size = 0;  // 0 in a plan.json of before it was recorded
   std::optional<double> estimate_tokens_per_second_per_node;
   std::filesystem::path checkpoint_dir;
 };

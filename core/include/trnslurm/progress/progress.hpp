@@ -23,6 +23,7 @@ struct ProgressPoint {
   double loss = 0;
   std::optional<double> learning_rate;
   std::optional<double> seq_per_second;
+  std::optional<double> tokens_per_second_per_device;  // TorchTitan's tps
 };
 
 // What a train log has said so far. Only the last few step lines are kept: enough for the trend
@@ -59,9 +60,10 @@ std::optional<LogProgress> log_progress_from_json(const nlohmann::json& j);
 // What the summary needs besides the log.
 struct ProgressInputs {
   std::uint64_t total_steps = 0;
-  std::uint64_t gbs = 0;                                      // sequences per optimizer step
-  std::uint64_t seq_len = 0;                                  // tokens per sequence
-  std::uint32_t nodes = 0;                                    // of the train stage
+  std::uint64_t gbs = 0;         // sequences per optimizer step
+  std::uint64_t seq_len = 0;     // tokens per sequence
+  std::uint32_t nodes = 0;       // of the train stage
+  std::uint64_t world_size = 0;  // the train stage's devices: a per-device rate x this is the job's
   std::optional<double> estimate_tokens_per_second_per_node;  // the recipe's [estimate]
   std::optional<std::uint64_t> checkpoint_step;               // the newest completed checkpoint
   std::optional<std::int64_t> checkpoint_time;                // when it completed, Unix seconds
@@ -106,6 +108,10 @@ ProgressSummary summarize(const LogProgress& p, const ProgressInputs& in);
 // `max_points` lines every other one is dropped and then only every 2^k-th kept, so memory stays
 // bounded for a log of any length while the curve keeps its shape. A new attempt starts where the
 // step goes back (a restart resumed from its checkpoint).
+// The job's tokens per second at one point: sequences per second x seq_len, or tokens per second
+// of one device x the world size.
+std::optional<double> job_tokens_per_second(const ProgressPoint& p, std::uint64_t seq_len,
+                                            std::uint64_t world_size);
 struct SeriesPoint {
   std::uint32_t attempt = 0;
   ProgressPoint point;

@@ -26,19 +26,41 @@ struct ProgressLine {
   std::optional<double> learning_rate;   // >= 0
   std::optional<double> seq_per_second;  // whole job, > 0 and finite
   std::optional<double> step_seconds;    // >= 0 and finite
+  // Tokens per second of one device (TorchTitan's `tps`): the job's is this x the world size.
+  std::optional<double> tokens_per_second_per_device;  // > 0 and finite
 };
 
 // What a printed field stands for. `ignored` fields (a time stamp, a gradient-norm message)
 // match any text.
-enum class FieldRole { step, epoch, loss, learning_rate, seq_per_second, step_seconds, ignored };
+enum class FieldRole {
+  step,
+  epoch,
+  loss,
+  learning_rate,
+  seq_per_second,
+  step_seconds,
+  tokens_per_second_per_device,
+  ignored
+};
 FieldRole field_role(std::string_view expression);
+
+// A printed line as the formats are matched against it: terminal colour codes (ANSI escape
+// sequences, which TorchTitan prints unless --metrics.disable_color_printing) and torchrun's
+// `[rankN]:` prefixes taken out.
+std::string clean_line(std::string_view line);
+
+// The step line of TorchTitan's metrics logger, for a torchtitan record that holds no log format
+// of its own (the facts of upstream torchtitan/components/metrics.py, MetricsProcessor.log).
+upstream::LogFormat torchtitan_step_format();
 
 // One record line compiled for matching: the literal pieces must appear in order, each field is
 // the text between them and must read as its role's number.
 class LineFormat {
  public:
   // Refuses a Logger.log line without a step, and two fields with nothing between them.
-  static Result<LineFormat> compile(const upstream::LogFormat& format);
+  // `logged`: the trainer prints the line through Python's logging, whose prefix (time, logger,
+  // level) comes first (TorchTitan); otherwise the line starts with the format.
+  static Result<LineFormat> compile(const upstream::LogFormat& format, bool logged = false);
   std::optional<ProgressLine> match(std::string_view line) const;
   const std::string& key() const { return key_; }
   const std::string& signature() const { return signature_; }  // equal for lines read alike
@@ -48,6 +70,8 @@ class LineFormat {
     std::string literal;  // before the field (may be empty for the first)
     FieldRole role = FieldRole::ignored;
     bool has_field = false;
+    bool grouped = false;  // printed with thousands separators (format spec ',')
+    bool padded = false;   // printed with a width (format spec "8.5f"): blanks before the value
   };
   std::string key_;
   std::string signature_;
@@ -55,6 +79,7 @@ class LineFormat {
   std::vector<Part> parts_;
   std::string tail_;               // the literal after the last field
   std::uint64_t step_offset_ = 0;  // 1 when the trainer logs before counting the step
+  bool logged_ = false;
 };
 
 // Every line format of `records` (the bundled ones by default), one per distinct key.

@@ -22,12 +22,12 @@ trap 'trn_usr1=1' USR1
 trn_log="$TRNSLURM_RUN_DIR/logs/train-restarts.jsonl"
 trn_pending="$TRNSLURM_RUN_DIR/logs/.train-requeue"
 trn_restart=${SLURM_RESTART_COUNT:-0}
-trn_newest_step() {
+trn_newest_step() {  # the layouts of chain_progress.hpp: step_<n>/done (NxD), step-<n>/.metadata (DCP)
   local d n best=-1
-  for d in "${TRNSLURM_CHECKPOINT_DIR:-/nonexistent}"/step_*/done; do
+  for d in "${TRNSLURM_CHECKPOINT_DIR:-/nonexistent}"/step_*/done "${TRNSLURM_CHECKPOINT_DIR:-/nonexistent}"/step-*/.metadata; do
     [ -e "$d" ] || continue
-    n=${d%/done}
-    n=${n##*/step_}
+    n=${d%/*}
+    n=${n##*/step[_-]}
     [[ $n =~ ^[0-9]+$ ]] && [ "$((10#$n))" -gt "$best" ] && best=$((10#$n))
   done
   if [ "$best" -ge 0 ]; then echo "$best"; else echo null; fi
