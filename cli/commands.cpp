@@ -28,6 +28,7 @@ constexpr std::array entries{
     Entry{"doctor", add_doctor},
     Entry{"health-node", add_health_node},
     Entry{"preflight", add_preflight},
+    Entry{"steps", add_steps},
 };
 
 }  // namespace

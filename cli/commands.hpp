@@ -34,6 +34,7 @@ Command add_env(CLI::App& app);
 Command add_doctor(CLI::App& app);
 Command add_health_node(CLI::App& app);
 Command add_preflight(CLI::App& app);
+Command add_steps(CLI::App& app);
 Command add_submit(CLI::App& app);
 Command add_status(CLI::App& app);
 Command add_watch(CLI::App& app);

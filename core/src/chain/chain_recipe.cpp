@@ -5,6 +5,7 @@
 
 #include "trnslurm/chain/chain_dirs.hpp"
 #include "trnslurm/chain/job_script.hpp"
+#include "trnslurm/chain/token_count_stage.hpp"
 #include "trnslurm/chain/upstream_stage.hpp"
 #include "trnslurm/health/node_checks.hpp"
 #include "trnslurm/health/resource_checks.hpp"
@@ -66,6 +67,10 @@ Result<ChainInputs> chain_inputs_from_recipe(const Recipe& recipe, const nlohman
   for (auto& [key, value] : *plan_values) in.values.insert_or_assign(key, std::move(value));
   for (const auto& [key, value] : site) in.values.insert_or_assign(key, value);
   if (auto r = render_upstream_paths(recipe, in.values); !r) return std::unexpected(r.error());
+  if (auto count = token_count_stage(recipe, plan, in.values)) {
+    in.count_prologue = std::move(count->count_prologue);
+    in.steps_prologue = std::move(count->steps_prologue);
+  }
   // What the upstream stages' words are checked with: every value a job script of the chain has.
   auto check_values = in.values;
   check_values["chain_id"] = in.chain_id;

@@ -39,11 +39,16 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
   values["run_dir"] = in.run_dir.string();
   if (resumed) values["resume_from"] = in.resume_from;
   for (auto& stage : chain.stages) {
+    const bool first = &stage == &chain.stages.front();
     const auto& src = *std::find_if(in.stages.begin(), in.stages.end(),
                                     [&](const StageInput& s) { return s.name == stage.name; });
     values["stage"] = stage.name;
     auto stage_values = values;
     for (const auto& name : src.runtime_values) stage_values[name] = "";
+    // The token count runs first in the chain's first job: the jobs after it wait for it (afterok).
+    auto prologue = resumed ? resume_prologue() : std::string();
+    if (first) prologue += in.count_prologue;
+    if (stage.name == "train") prologue += in.steps_prologue;
     ScriptInput script{in.chain_id,
                        stage.name,
                        in.run_dir,
@@ -56,7 +61,7 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        src.resilience,
                        src.preflight,
                        src.runtime_values,
-                       resumed ? resume_prologue() : std::string(),
+                       std::move(prologue),
                        std::nullopt};
     if (stage.name == "precompile" || stage.name == "train") script.compile_cache = in.compile_cache;
     auto text = render_job_script(script);

@@ -13,5 +13,7 @@ struct ScriptText {
 };
 // Defined in the generated job_script_texts_data.cpp.
 std::span<const ScriptText> job_script_texts();
+// The Python files (named without ".py"), in job_script_python_texts_data.cpp.
+std::span<const ScriptText> job_script_python_texts();
 
 }  // namespace trnslurm::detail

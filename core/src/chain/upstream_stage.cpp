@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -103,10 +104,12 @@ std::string newest_checkpoint_script() {
       "# planned steps.\n"
       "newest=$({}) || true\n"
       "if [ -z \"$newest\" ]; then\n"
-      "  echo \"trnslurm: no completed checkpoint (step_<n>/done) in \"{{{{checkpoint_dir}}}} >&2\n"
+      "  echo \"trnslurm: no completed checkpoint (step_<n>/done or step-<n>/.metadata) in "
+      "\"{{{{checkpoint_dir}}}} "
+      ">&2\n"
       "  exit 1\n"
       "fi\n"
-      "export TRNSLURM_NEWEST_CHECKPOINT={{{{checkpoint_dir}}}}/step_\"$newest\"\n",
+      "export TRNSLURM_NEWEST_CHECKPOINT={{{{checkpoint_dir}}}}/\"$newest\"\n",
       newest_step_pipeline("{{checkpoint_dir}}"));
 }
 
@@ -117,6 +120,81 @@ constexpr std::string_view torchrun_task =
     "--node_rank \"$TRNSLURM_NODE_RANK\" \\\n"
     "    --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" \"$@\"' torchrun \\\n"
     "    --nproc_per_node {{{{cores_per_node}}}} ";
+
+bool torchtitan(const Recipe& recipe) {
+  return recipe.upstream.package.starts_with("torchtitan");
+}
+
+// TorchTitan's launch (docs/chain.md): one task per node, marked for the plugin as a torchrun
+// step (--trn-launch=torchrun: per-node settings only), torchrun with c10d rendezvous on the
+// plugin's MASTER_ADDR (as upstream's multinode_trainer.slurm), one worker per logical core of the
+// plan; a node whose plugin counts other cores refuses before anything starts (the world size,
+// so the data-parallel degree and the batch, would not be the plan's).
+std::string titan_torchrun_task(std::string_view module) {
+  return std::string(
+             "srun --ntasks-per-node=1 --kill-on-bad-exit=1 --trn-launch=torchrun bash -c '"
+             "n=$1; shift; if [ -n \"${TRNSLURM_NPROC_PER_NODE:-}\" ] && [ \"$TRNSLURM_NPROC_PER_NODE\" != "
+             "\"$n\" ]; "
+             "then echo \"trnslurm: $(hostname) has $TRNSLURM_NPROC_PER_NODE logical NeuronCores, the plan "
+             "$n\" >&2; "
+             "exit 1; fi; \\\n"
+             "    exec torchrun --nnodes \"$TRNSLURM_NNODES\" --nproc_per_node \"$n\" --rdzv_backend c10d "
+             "--rdzv_endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
+             "    --rdzv_id \"$SLURM_JOB_ID\" \"$@\"' torchrun {{cores_per_node}} \\\n"
+             "    -m ") +
+         std::string(module) + " ";
+}
+
+// "torchtitan/train.py" -> "torchtitan.train": run as upstream's run_train.sh does (-m).
+std::string module_of(std::string_view script) {
+  std::string m(script.substr(0, script.ends_with(".py") ? script.size() - 3 : script.size()));
+  std::ranges::replace(m, '/', '.');
+  return m;
+}
+
+// TorchTitan loads its initial weights (converted, or HF with initial_load_in_hf) only when its
+// checkpoint folder holds no complete step-N; before upstream 7463c1646 (2026-07-22), only when
+// the folder did not exist, so an existing folder without a complete step started from random
+// weights without a word. Which rule the Neuron fork has is not published: the train stage makes
+// both read the same. A folder with no complete step is moved aside (kept, and said so), so the
+// trainer finds no folder at all; a folder with one resumes from it.
+constexpr std::string_view titan_checkpoint_guard =
+    "# No checkpoint folder without a complete step (TorchTitan would start from random weights).\n"
+    "trn_ckpt={{{{checkpoint_dir}}}}\n"
+    "if [ -d \"$trn_ckpt\" ] && [ -z \"$({})\" ]; then\n"
+    "  trn_aside=\"$trn_ckpt.incomplete-$(date +%s)\"\n"
+    "  mv \"$trn_ckpt\" \"$trn_aside\"\n"
+    "  echo \"trnslurm: $trn_ckpt holds no complete step-N (.metadata): moved aside to $trn_aside, so the "
+    "trainer loads its initial weights\" >&2\n"
+    "fi\n";
+
+// convert_to_hf.py writes the weights (safetensors and their index) only: a Hugging Face
+// checkpoint also needs the model's config.json and the tokenizer's files, copied from the HF
+// assets directory the stage gives the converter.
+constexpr std::string_view titan_export_assets =
+    "# A Hugging Face checkpoint: the weights above, config.json and the tokenizer's files.\n"
+    "for trn_f in config.json generation_config.json tokenizer.json tokenizer_config.json "
+    "special_tokens_map.json tokenizer.model vocab.json merges.txt; do\n"
+    "  if [ -f {0}/\"$trn_f\" ]; then cp {0}/\"$trn_f\" {1}/; fi\n"
+    "done\n"
+    "for trn_f in config.json tokenizer_config.json; do\n"
+    "  if [ ! -f {1}/\"$trn_f\" ]; then\n"
+    "    echo \"trnslurm: the export has no $trn_f (none in the HF assets directory \"{0}\")\" >&2\n"
+    "    exit 1\n"
+    "  fi\n"
+    "done\n";
+
+// The words of `flag`'s value in the stage's arguments, as a template; "" when not given.
+Result<std::string> flag_value(const upstream::ScriptInterface* script, const StageRecipe& stage,
+                               std::string_view flag) {
+  if (script == nullptr) return std::string();
+  for (const auto& given : upstream::given_flags(*script, stage.args)) {
+    if (std::ranges::find(given.flag->names, flag) == given.flag->names.end()) continue;
+    if (given.values.size() != 1) break;
+    return word_template(given.values.front().text);
+  }
+  return std::string();
+}
 
 }  // namespace
 
@@ -140,13 +218,33 @@ Result<UpstreamCommand> upstream_command(const Recipe& recipe, const StageRecipe
     c += newest_checkpoint_script();
     out.runtime_values.emplace_back(newest_checkpoint);
   }
+  const bool titan = torchtitan(recipe);
+  if (titan) {
+    // The checkout's packages first, as `pip install -e .` of the fork gives them.
+    c += "export PYTHONPATH={{upstream.root}}${PYTHONPATH:+:\"$PYTHONPATH\"}\n";
+    if (stage.name == "train")
+      c += fmt::format(fmt::runtime(titan_checkpoint_guard), newest_step_pipeline("\"$trn_ckpt\""));
+  }
   auto path = shell_quote(stage.script);
   if (!path) return std::unexpected(path.error());
-  if (stage.launch == Launch::torchrun)
-    c += fmt::format(fmt::runtime(torchrun_task), stage.compile_only ? "neuron_parallel_compile " : "");
-  else
-    c += stage.compile_only ? "neuron_parallel_compile python3 " : "python3 ";
-  c += "{{upstream.root}}/" + *path + *words + "\n";
+  if (titan && stage.launch == Launch::torchrun)
+    c += titan_torchrun_task(module_of(stage.script)) + words->substr(words->starts_with(' ') ? 1 : 0) + "\n";
+  else {
+    if (stage.launch == Launch::torchrun)
+      c += fmt::format(fmt::runtime(torchrun_task), stage.compile_only ? "neuron_parallel_compile " : "");
+    else
+      c += stage.compile_only ? "neuron_parallel_compile python3 " : "python3 ";
+    c += "{{upstream.root}}/" + *path + *words + "\n";
+  }
+  if (titan && stage.name == "convert_back") {
+    auto assets = flag_value(script, stage, "--hf_assets_path");
+    if (!assets) return std::unexpected(assets.error());
+    auto out_dir = flag_value(script, stage, "output_dir");
+    if (!out_dir) return std::unexpected(out_dir.error());
+    if (!assets->empty())
+      c += fmt::format(fmt::runtime(titan_export_assets), *assets,
+                       out_dir->empty() ? std::string("{{export_dir}}") : *out_dir);
+  }
   return out;
 }
 

@@ -99,6 +99,22 @@ std::vector<ArgWord> compile_words(const upstream::ScriptInterface& script, cons
   return out;
 }
 
+// torch.compile with the Neuron backend: --compile.enable (not its --compile.no_enable form) and
+// --compile.backend neuron among the train stage's words.
+bool compiles_ahead(const upstream::ScriptInterface& script, const std::vector<ArgWord>& words) {
+  bool enable = false;
+  bool neuron = false;
+  for (const auto& g : upstream::given_flags(script, words)) {
+    const auto& names = g.flag->names;
+    // The record holds the switch and its --S.no_F form as two flags; the last one given wins.
+    if (std::ranges::find(names, "--compile.enable") != names.end()) enable = true;
+    if (std::ranges::find(names, "--compile.no_enable") != names.end()) enable = false;
+    if (std::ranges::find(names, "--compile.backend") != names.end())
+      neuron = g.values.size() == 1 && g.values.front().text == "neuron";
+  }
+  return enable && neuron;
+}
+
 Result<void> check_stage_keys(const Recipe& recipe, const StageRecipe& s) {
   const auto key = [&](std::string_view k) { return fmt::format("stages.{}.{}", s.name, k); };
   if (!s.script.empty() && !blank(s.command))
@@ -164,10 +180,22 @@ Result<void> check_upstream_stages(Recipe& recipe, std::string_view file_text) {
   if (!compile) return std::unexpected(compile.error());
   const auto compile_pos = text_start(recipe, "stages.precompile.compile_args", file_text);
   if (auto r = check_words(*script, *compile, compile_pos, false); !r) return r;
+  const bool titan = recipe.upstream.package.starts_with("torchtitan");
+  if (titan && !compiles_ahead(*script, train.args)) {
+    // TorchNeuron runs eager unless torch.compile with the Neuron backend is asked for: there is
+    // no graph to compile ahead (Neuron docs, TorchNeuron: eager is the reference path).
+    precompile.enabled = false;
+    precompile.left_out =
+        "none: an eager configuration compiles nothing ahead (the train stage gives no "
+        "--compile.enable --compile.backend neuron)";
+    return {};
+  }
   precompile.script = train.script;
   precompile.launch = train.launch;
   precompile.args = compile_words(*script, train.args, *compile);
-  precompile.compile_only = true;
+  // TorchTitan's compile cache fills on a short run of the train command itself: the Neuron docs
+  // give no separate compile-only tool for the native backend (unverified on hardware).
+  precompile.compile_only = !titan;
   if (auto r = check_words(*script, precompile.args, compile_pos, true); !r) return r;
   // The train stage's environment, with the precompile stage's own values on top: the graphs
   // compiled depend on it (NEURON_CC_FLAGS, XLA_*).

@@ -46,6 +46,11 @@ struct ChainInputs {
   std::string resume_from;
   // The precompile and train stages' compile cache (cache/compile_key.hpp), when the recipe keeps one.
   std::optional<CompileCacheUse> compile_cache;
+  // The token-count stage (docs/plan.md): set when the plan's steps wait for the corpus's token
+  // count. The chain's first job counts (count_prologue), the train job takes its steps from the
+  // count (steps_prologue): both templates of chain/token_count_stage.hpp.
+  std::string count_prologue;
+  std::string steps_prologue;
 };
 
 // Renders every enabled, selected stage's script. Refuses a chain with no stage, a stage with 0

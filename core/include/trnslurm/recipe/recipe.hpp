@@ -152,6 +152,9 @@ struct StageRecipe {
   std::string args_text;          // `args` as written
   std::string compile_args_text;  // precompile: `compile_args` as written
   bool compile_only = false;      // prefixed with neuron_parallel_compile
+  // Why trnslurm left the stage out though the recipe enables it (TorchTitan's precompile of an
+  // eager configuration: nothing is compiled ahead); "" when it did not.
+  std::string left_out;
   // train only (docs/resilience.md): requeues allowed after a signal or node failure, and the
   // seconds before the time limit at which the job is told to checkpoint (0 = no signal).
   std::uint32_t max_restarts = 3;
