@@ -16,7 +16,9 @@ extern "C" {
 #include "commands.hpp"
 #include "doctor_cluster.hpp"
 #include "node_health.hpp"
+#include "recipe_options.hpp"
 #include "site_config.hpp"
+#include "trainer_help.hpp"
 #include "trnslurm/health/node_checks.hpp"
 #include "trnslurm/node/efa.hpp"
 #include "trnslurm/node/node_inputs.hpp"
@@ -36,6 +38,7 @@ struct Options {
   NodeHealthOptions health;
   bool cluster = false;
   ClusterDoctorOptions on;  // --cluster: which nodes
+  std::optional<std::string> recipe;  // --recipe: also ask its installed trainer about its flags
 };
 
 // Prints each check as it is made, or with --json keeps them for one document at the end.
@@ -205,6 +208,30 @@ void check_efa(Report& r, const SiteSettings& site, const std::string& node, boo
     r.warn("efa", "the saved answer is stale: restart slurmd to probe again");
 }
 
+// The recipe's train stage against the trainer installed in its venv (docs/upstream.md): TorchTitan
+// moves faster than the interface record, and the record cannot know the fork's own changes.
+void check_trainer(Report& r, const std::string& path) {
+  RecipeOptions options;
+  options.path = path;
+  auto recipe = options.load();
+  if (!recipe) {
+    r.bad("recipe", to_string(recipe.error()));
+    return;
+  }
+  auto checked = check_installed_trainer(*recipe);
+  if (!checked) {
+    r.bad("installed trainer", to_string(checked.error()));
+  } else if (!checked->asked) {
+    r.info("installed trainer", "the recipe runs no TorchTitan train script: nothing to ask");
+  } else if (!checked->not_listed.empty()) {
+    r.bad("installed trainer",
+          fmt::format("its --help (asked on {}) lists none of {}: it would refuse the train stage (exit 2)",
+                      checked->where, fmt::join(checked->not_listed, ", ")));
+  } else {
+    r.ok("installed trainer", fmt::format("every flag of the train stage is in its --help (asked on {})", checked->where));
+  }
+}
+
 int run(const Options& a) {
   if (a.cluster) {
     auto c = a.on;
@@ -224,6 +251,7 @@ int run(const Options& a) {
   health.probe = !a.no_probe;
   check_node(r, site, node, health);
   check_efa(r, site, node, !a.no_probe);
+  if (a.recipe) check_trainer(r, *a.recipe);
   if (a.json) {
     const nlohmann::json j{{"node", node},
                            {"version", version},
@@ -259,6 +287,9 @@ Command add_doctor(CLI::App& app) {
   sub->add_flag("--no-probe", opts->no_probe,
                 "Do not load libfabric now (only read the slurmd's saved answer)");
   add_node_health_options(*sub, opts->health);
+  sub->add_option("--recipe,-r", opts->recipe,
+                  "Also ask this recipe's installed trainer (its venv, on a compute node) whether it takes the "
+                  "train stage's flags");
   sub->add_flag("--cluster", opts->cluster, "Check many nodes as one short Slurm job: one row per node");
   sub->add_option("--partition,-p", opts->on.partition, "With --cluster: the partition to run on");
   sub->add_option("--nodes,-N", opts->on.nodes,
