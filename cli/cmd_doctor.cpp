@@ -37,7 +37,7 @@ struct Options {
   bool json = false;
   NodeHealthOptions health;
   bool cluster = false;
-  ClusterDoctorOptions on;  // --cluster: which nodes
+  ClusterDoctorOptions on;            // --cluster: which nodes
   std::optional<std::string> recipe;  // --recipe: also ask its installed trainer about its flags
 };
 
@@ -228,7 +228,8 @@ void check_trainer(Report& r, const std::string& path) {
           fmt::format("its --help (asked on {}) lists none of {}: it would refuse the train stage (exit 2)",
                       checked->where, fmt::join(checked->not_listed, ", ")));
   } else {
-    r.ok("installed trainer", fmt::format("every flag of the train stage is in its --help (asked on {})", checked->where));
+    r.ok("installed trainer",
+         fmt::format("every flag of the train stage is in its --help (asked on {})", checked->where));
   }
 }
 
@@ -287,9 +288,10 @@ Command add_doctor(CLI::App& app) {
   sub->add_flag("--no-probe", opts->no_probe,
                 "Do not load libfabric now (only read the slurmd's saved answer)");
   add_node_health_options(*sub, opts->health);
-  sub->add_option("--recipe,-r", opts->recipe,
-                  "Also ask this recipe's installed trainer (its venv, on a compute node) whether it takes the "
-                  "train stage's flags");
+  sub->add_option(
+      "--recipe,-r", opts->recipe,
+      "Also ask this recipe's installed trainer (its venv, on a compute node) whether it takes the "
+      "train stage's flags");
   sub->add_flag("--cluster", opts->cluster, "Check many nodes as one short Slurm job: one row per node");
   sub->add_option("--partition,-p", opts->on.partition, "With --cluster: the partition to run on");
   sub->add_option("--nodes,-N", opts->on.nodes,

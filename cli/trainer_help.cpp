@@ -39,7 +39,8 @@ Result<TrainerCheck> check_installed_trainer(const Recipe& recipe) {
     if (ran->exit_code != 0)
       return fail(fmt::format("the installed trainer's --help exited {}: {}", ran->exit_code,
                               ran->err.substr(0, ran->err.find('\n'))),
-                  fmt::format("{} -m ... --help", ask[2]), "check the recipe's upstream.venv and upstream.root");
+                  fmt::format("{} -m ... --help", ask[2]),
+                  "check the recipe's upstream.venv and upstream.root");
   }
   out.asked = true;
   out.not_listed = upstream::options_not_in_help(ran->out, upstream::options_given(train.args));

@@ -61,7 +61,7 @@ TEST_CASE("chain_recipe: the bundled tiny recipe renders four stages with the pl
   CHECK(train.find("exec torchrun --nnodes \"$TRNSLURM_NNODES\"") != std::string::npos);
   // convert_back finds the newest checkpoint itself: not exported as a value.
   const auto& back = chain->stages[3].script;
-  CHECK(back.find("export TRNSLURM_NEWEST_CHECKPOINT=\"${TRNSLURM_CHECKPOINT_DIR}\"/step_\"$newest\"") !=
+  CHECK(back.find("export TRNSLURM_NEWEST_CHECKPOINT=\"${TRNSLURM_CHECKPOINT_DIR}\"/\"$newest\"") !=
         std::string::npos);
   CHECK(back.find("export TRNSLURM_NEWEST_CHECKPOINT='") == std::string::npos);
   CHECK(back.find("--input_dir \"${TRNSLURM_NEWEST_CHECKPOINT}\"/model") != std::string::npos);

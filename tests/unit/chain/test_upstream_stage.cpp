@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -182,4 +184,103 @@ TEST_CASE(
   CHECK_THAT(e.hint, Catch::Contains("neuronx-distributed 2.28"));
   e = load_error(text, "root = \"/fsx/neuronx-distributed\"", "");
   CHECK_THAT(e.hint, Catch::Contains("22cadad34418fb8b5939bd8cdfc7a376eede9981"));
+}
+
+namespace {
+// A TorchTitan recipe in the current schema: the keys of the track where the schema has them.
+std::string titan_recipe(std::string_view train_extra) {
+  const auto keys = recipe_keys();
+  const bool track_keys = std::ranges::find(keys, "upstream.module") != keys.end();
+  return fmt::format(
+      "[model]\nname = \"t\"\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 2\nffn_hidden = 128\n"
+      "vocab = 258\nseq_len = 32\npretrained = \"/m/hf\"\n"
+      "[cluster]\ninstance = \"cpu\"\nnodes = 2\ncores_per_node = 2\n"
+      "[train]\ngbs = 8\nmbs = 2\nlr = 1e-3\nwarmup_steps = 2\n"
+      "[dataset]\npath = \"/d\"\n{}"
+      "[slurm]\nexclusive = false\n"
+      "[upstream]\npackage = \"torchtitan-neuron\"\nrelease = \"2.33\"\nroot = \"/fsx/tt\"\n"
+      "venv = \"/opt/venv\"\n{}"
+      "[stages.convert]\nscript = \"scripts/checkpoint_conversion/convert_from_hf.py\"\n"
+      "args = \"{{{{model.pretrained}}}} {{{{converted_dir}}}} --model_name llama3 --model_flavor tiny\"\n"
+      "[stages.precompile]\ncompile_args = \"--training.steps 2 --checkpoint.no_enable\"\n"
+      "[stages.train]\nscript = \"torchtitan/train.py\"\nlaunch = \"torchrun\"\n"
+      "args = \"--module torchtitan_neuron.models.llama3 --config llama3_tiny_cpu --training.steps "
+      "{{{{total_steps}}}} --checkpoint.enable --checkpoint.folder {{{{checkpoint_dir}}}} {}\"\n"
+      "[stages.convert_back]\nscript = \"scripts/checkpoint_conversion/convert_to_hf.py\"\n"
+      "args = \"{{{{newest_checkpoint}}}} {{{{export_dir}}}} --hf_assets_path /m/hf --model_name llama3 "
+      "--model_flavor tiny\"\n",
+      track_keys ? "format = \"text\"\ntokenizer = \"/m/hf\"\ntokens = 100000\n" : "",
+      track_keys ? "module = \"torchtitan_neuron.models.llama3\"\nconfig = \"llama3_tiny_cpu\"\n" : "",
+      train_extra);
+}
+
+ChainSpec render_titan(const Recipe& recipe) {
+  auto plan = make_plan(recipe, rows(100'000));
+  REQUIRE(plan);
+  auto in = chain_inputs_from_recipe(recipe, to_json(*plan), "20261124-000000-0000abcd", "/runs/x", {});
+  REQUIRE(in);
+  auto chain = render_chain(*in);
+  REQUIRE(chain);
+  return std::move(*chain);
+}
+}  // namespace
+
+TEST_CASE("upstream_stage: TorchTitan's stages in its own terms") {
+  auto recipe = load_recipe_text(titan_recipe(""), "t.toml");
+  REQUIRE(recipe);
+  // Eager: no precompile, and why.
+  CHECK_FALSE(recipe->stage("precompile").enabled);
+  CHECK(recipe->stage("precompile").left_out.find("eager") != std::string::npos);
+  const auto chain = render_titan(*recipe);
+  REQUIRE(chain.stages.size() == 3);
+  const auto& train = chain.stages[1].script;
+  // One torchrun per node, marked for the plugin, c10d on its MASTER_ADDR, the module launch.
+  CHECK(train.find("srun --ntasks-per-node=1 --kill-on-bad-exit=1 --trn-launch=torchrun") !=
+        std::string::npos);
+  CHECK(train.find("--rdzv_backend c10d --rdzv_endpoint \"$MASTER_ADDR:$MASTER_PORT\"") != std::string::npos);
+  CHECK(train.find("-m torchtitan.train") != std::string::npos);
+  CHECK(train.find("neuron_parallel_compile") == std::string::npos);
+  CHECK(train.find("export PYTHONPATH=\"${TRNSLURM_UPSTREAM_ROOT}\"") != std::string::npos);
+  // The guard comes before the trainer.
+  const auto guard = train.find("moved aside");
+  REQUIRE(guard != std::string::npos);
+  CHECK(guard < train.find("-m torchtitan.train"));
+  // convert_back: the newest complete step, then config.json and the tokenizer from the assets.
+  const auto& back = chain.stages[2].script;
+  CHECK(back.find("scripts/checkpoint_conversion/convert_to_hf.py") != std::string::npos);
+  CHECK(back.find("for trn_f in config.json") != std::string::npos);
+  const auto copy = back.find("cp ", back.find("for trn_f in config.json"));
+  REQUIRE(copy != std::string::npos);
+  const auto copy_line = back.substr(copy, back.find('\n', copy) - copy);
+  CHECK(copy_line.find("/m/hf") != std::string::npos);
+  CHECK(copy_line.find("TRNSLURM_EXPORT_DIR") != std::string::npos);
+}
+
+TEST_CASE(
+    "upstream_stage: a TorchTitan recipe that compiles with the Neuron backend keeps a precompile run") {
+  auto recipe = load_recipe_text(titan_recipe("--compile.enable --compile.backend neuron"), "t.toml");
+  REQUIRE(recipe);
+  const auto& precompile = recipe->stage("precompile");
+  REQUIRE(precompile.enabled);
+  CHECK_FALSE(precompile.compile_only);  // the train command itself, no neuron_parallel_compile
+  const auto chain = render_titan(*recipe);
+  REQUIRE(chain.stages.size() == 4);
+  const auto& script = chain.stages[1].script;
+  CHECK(script.find("-m torchtitan.train") != std::string::npos);
+  CHECK(script.find("neuron_parallel_compile") == std::string::npos);
+  const auto words = command_words(script, "srun ");
+  const auto unquoted = [](std::string w) {
+    std::erase(w, '\'');
+    return w;
+  };
+  const auto steps =
+      std::ranges::find_if(words, [&](const std::string& w) { return unquoted(w) == "--training.steps"; });
+  REQUIRE(steps != words.end());
+  REQUIRE(steps + 1 != words.end());
+  CHECK(unquoted(*(steps + 1)) == "2");
+  // --compile.no_enable after the switch turns it off again: eager.
+  auto off = load_recipe_text(titan_recipe("--compile.enable --compile.backend neuron --compile.no_enable"),
+                              "t.toml");
+  REQUIRE(off);
+  CHECK_FALSE(off->stage("precompile").enabled);
 }
