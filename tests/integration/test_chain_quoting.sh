@@ -21,13 +21,13 @@ for m in marker1 marker2 marker3; do
   expect_eq "$m not created" no "$([ -e "$work/$m" ] || [ -e "runs/$c/$m" ] && echo yes || echo no)"
 done
 
-# A value with an escape character: refused, at the recipe's line, nothing written.
+# A value with an escape character: refused when the recipe loads, at its file:line:column, nothing written.
 before=$(ls runs | wc -l)
 sed -i 's/^name = .*/name = "bad\\u001bvalue"/' trnslurm.toml
 capture "$trn" submit --samples 1000
 expect_eq "exit code for an unquotable value" 2 "$rc"
-expect_contains "message for an unquotable value" "control character 0x1b" "$out"
-expect_contains "where the placeholder is" "trnslurm.toml:" "$out"
+expect_contains "message for an unquotable value" "holds a control character (U+001B)" "$out"
+expect_contains "where the value is" "trnslurm.toml:5:8:" "$out"
 expect_eq "nothing written for an unquotable value" "$before" "$(ls runs | wc -l)"
 
 # An unknown placeholder: refused at the recipe's file:line:column, nothing written.
