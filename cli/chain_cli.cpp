@@ -94,16 +94,18 @@ int exit_code_for(ChainVerdict verdict) {
 
 // An empty chain id given (an unset variable in a script) is refused rather than read as "the
 // newest chain": `cancel "$CHAIN"` must not cancel another chain.
-const CLI::Validator given_chain_id(
-    [](std::string& id) -> std::string {
-      return id.empty() ? "an empty chain id selects nothing (leave it out for the newest chain)" : "";
-    },
-    "CHAIN");
+CLI::Validator given_chain_id() {
+  return CLI::Validator(
+      [](std::string& id) -> std::string {
+        return id.empty() ? "an empty chain id selects nothing (leave it out for the newest chain)" : "";
+      },
+      "CHAIN");
+}
 
 void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain) {
   if (with_chain) {
     app.add_option("chain", options.chain, "Chain id (default: the newest chain of the runs directory)")
-        ->check(given_chain_id);
+        ->check(given_chain_id());
   }
   app.add_option("--runs-dir", options.runs_dir,
                  "Where run directories live (default: run.runs_dir of ./trnslurm.toml, else ./runs)");

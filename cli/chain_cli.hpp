@@ -24,7 +24,7 @@ struct ChainOptions {
 };
 void add_chain_options(CLI::App& app, ChainOptions& options, bool with_chain = true);
 // Refuses an empty chain id given on the command line.
-extern const CLI::Validator given_chain_id;
+CLI::Validator given_chain_id();
 
 std::filesystem::path resolve_runs_dir(const ChainOptions& options);
 

@@ -94,7 +94,7 @@ Command add_watch(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* sub = app.add_subcommand("watch", "Follow chains' status until they end");
   sub->add_option("chain", opts->chains, "Chain ids, followed together (default: the newest chain)")
-      ->check(given_chain_id);
+      ->check(given_chain_id());
   add_chain_options(*sub, opts->chain, false);
   sub->add_option("--interval", opts->interval, "Seconds between refreshes while something changes")
       ->check(finite_range(0.1, 3600.0))
