@@ -276,17 +276,22 @@ TEST_CASE("submit_workflow: a failure before the first sbatch leaves no run dire
 
 TEST_CASE("submit_workflow: bad requests are refused with nothing created") {
   Submit s;
+  // Checked inside each section: Catch counts a section without assertions as a failure.
+  const auto refused = [&s] {
+    auto done = s.run();
+    REQUIRE_FALSE(done);
+    CHECK(done.error().kind == SubmitFailureKind::input);
+    CHECK(s.slurm.sbatch_calls.empty());
+    CHECK(s.run_dirs().empty());
+  };
   SECTION("a stage argument for no stage") {
     s.request.stage_args = {"nope=--partition=x"};
+    refused();
   }
   SECTION("a resume source that does not exist") {
     s.request.resume_from = "20990101-000000-000-00000000";
+    refused();
   }
-  auto done = s.run();
-  REQUIRE_FALSE(done);
-  CHECK(done.error().kind == SubmitFailureKind::input);
-  CHECK(s.slurm.sbatch_calls.empty());
-  CHECK(s.run_dirs().empty());
 }
 
 TEST_CASE("submit_workflow: a chain id whose run directory exists is drawn again") {
