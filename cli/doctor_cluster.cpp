@@ -121,7 +121,7 @@ int run_cluster_doctor(const ClusterDoctorOptions& options) {
                  s->skipped.empty() && n > 1 ? "all " : "", n, n == 1 ? "" : "s");
       if (!s->skipped.empty()) fmt::print("; skipped {}: {}", s->skipped.size(), skipped_list(s->skipped));
       fmt::print("\n");
-      std::fflush(stdout);  // said before the job runs, which may wait for busy nodes
+      (void)std::fflush(stdout);  // said before the job runs, which may wait for busy nodes
     }
     selected = std::move(*s);
   }
