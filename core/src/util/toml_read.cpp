@@ -171,13 +171,11 @@ class NestingScan {
         if (open.back().close == '}') tables.pop_back();
         open.pop_back();
         advance();
-      } else if (at(']') || at('}')) {
-        return {};  // unbalanced: the parser stops here
+      } else if (at(']') || at('}') || (at('\n') && open.empty())) {
+        return {};  // unbalanced (the parser stops here), or the end of a top-level value
       } else if (at(',') && !open.empty() && open.back().close == '}') {
         advance();
         if (auto r = inline_key(); !r) return r;
-      } else if (at('\n') && open.empty()) {
-        return {};
       } else {
         advance();
       }
