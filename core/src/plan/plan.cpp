@@ -51,6 +51,24 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps) {
   return static_cast<std::uint64_t>(std::ceil(x));
 }
 
+Result<PlanSteps> epoch_steps(const ParallelConfig& c, std::uint64_t samples, PlanSteps s,
+                              std::string_view batches) {
+  s.samples_per_rank = samples / s.dp;
+  s.micro_steps_per_epoch = s.samples_per_rank / c.mbs;
+  s.steps_per_epoch = s.micro_steps_per_epoch / s.grad_accum;
+  if (s.micro_steps_per_epoch > std::numeric_limits<std::uint64_t>::max() / c.epochs)
+    return fail(fmt::format("{} epochs of {} {} overflow a 64-bit step counter", c.epochs,
+                            s.micro_steps_per_epoch, batches),
+                "train.epochs", "use fewer epochs");
+  s.total_steps = std::uint64_t{c.epochs} * s.micro_steps_per_epoch / s.grad_accum;
+  if (s.total_steps == 0)
+    return fail(fmt::format("{} samples make {} {} per DP rank per epoch, fewer than the {} of one "
+                            "optimizer step (gbs {} over dp {})",
+                            samples, s.micro_steps_per_epoch, batches, s.grad_accum, c.gbs, s.dp),
+                "train.gbs", fmt::format("use at least {} samples, a smaller gbs, or more epochs", c.gbs));
+  return s;
+}
+
 void plan_warmup(const TrainRecipe& t, Plan& p, std::string_view capped_note) {
   if (t.warmup_steps) {
     p.warmup_steps = *t.warmup_steps;

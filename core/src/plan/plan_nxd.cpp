@@ -124,21 +124,7 @@ class NxdRule final : public TrainerRule {
     // The training loop: DistributedSampler(drop_last) gives each DP rank floor(N/DP) samples,
     // the loader (drop_last) floor(that / MBS) micro-steps; an optimizer step every ACC micro-steps,
     // the micro-step counter carrying across epochs.
-    s.samples_per_rank = samples / s.dp;
-    s.micro_steps_per_epoch = s.samples_per_rank / c.mbs;
-    s.steps_per_epoch = s.micro_steps_per_epoch / s.grad_accum;
-    if (s.micro_steps_per_epoch > std::numeric_limits<std::uint64_t>::max() / c.epochs)
-      return fail(fmt::format("{} epochs of {} micro-steps overflow a 64-bit step counter", c.epochs,
-                              s.micro_steps_per_epoch),
-                  "train.epochs", "use fewer epochs");
-    s.total_steps = std::uint64_t{c.epochs} * s.micro_steps_per_epoch / s.grad_accum;
-    if (s.total_steps == 0)
-      return fail(
-          fmt::format("{} samples make {} micro-steps per DP rank per epoch, fewer than the {} of one "
-                      "optimizer step (gbs {} over dp {})",
-                      samples, s.micro_steps_per_epoch, s.grad_accum, c.gbs, s.dp),
-          "train.gbs", fmt::format("use at least {} samples, a smaller gbs, or more epochs", c.gbs));
-    return s;
+    return epoch_steps(c, samples, s, "micro-steps");
   }
 
   // The checkpoint converter (neuronx-distributed v2.28.0,

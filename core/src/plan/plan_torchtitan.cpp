@@ -139,21 +139,7 @@ class TorchTitanRule final : public TrainerRule {
     // Each DP rank packs its share of the documents; the plan divides the samples evenly (the
     // shares differ by the documents' lengths: docs/plan.md). The data re-loops, so the batches
     // run on across epochs as the micro-steps of NxD's loop do.
-    s.samples_per_rank = samples / s.dp;
-    s.micro_steps_per_epoch = s.samples_per_rank / c.mbs;
-    s.steps_per_epoch = s.micro_steps_per_epoch / s.grad_accum;
-    if (s.micro_steps_per_epoch > std::numeric_limits<std::uint64_t>::max() / c.epochs)
-      return fail(fmt::format("{} epochs of {} micro-batches overflow a 64-bit step counter", c.epochs,
-                              s.micro_steps_per_epoch),
-                  "train.epochs", "use fewer epochs");
-    s.total_steps = std::uint64_t{c.epochs} * s.micro_steps_per_epoch / s.grad_accum;
-    if (s.total_steps == 0)
-      return fail(
-          fmt::format("{} samples make {} local batches per DP rank per epoch, fewer than the {} of one "
-                      "optimizer step (gbs {} over dp {})",
-                      samples, s.micro_steps_per_epoch, s.grad_accum, c.gbs, s.dp),
-          "train.gbs", fmt::format("use at least {} samples, a smaller gbs, or more epochs", c.gbs));
-    return s;
+    return epoch_steps(c, samples, s, "local batches");
   }
 
   // TorchTitan loads Hugging Face weights itself or through its own converter: no sharding

@@ -63,5 +63,10 @@ std::uint64_t ceil_ratio(double ratio, std::uint64_t steps);
 // Warmup as both trainers take it: train.warmup_steps, else ceil(warmup_ratio x the steps of one
 // epoch); capped at total_steps with a warning ending in `capped_note`.
 void plan_warmup(const TrainRecipe& train, Plan& plan, std::string_view capped_note);
+// The steps of both trainers' loops, from `steps`' dp and grad_accum: each DP rank's
+// floor(samples / DP) samples, floor(that / MBS) `batches` per epoch, an optimizer step every
+// grad_accum of them, the count carrying across epochs; refused when it overflows or is 0.
+Result<PlanSteps> epoch_steps(const ParallelConfig& config, std::uint64_t samples, PlanSteps steps,
+                              std::string_view batches);
 
 }  // namespace trnslurm
