@@ -13,9 +13,12 @@
 
 namespace trnslurm::test {
 
+// tests/fixtures in this checkout (fixtures.cpp).
+std::string fixtures_dir();
+
 // A file or directory under tests/fixtures: fixture("recipes/minimal.toml").
 inline std::string fixture(std::string_view relative) {
-  return (std::filesystem::path(TRNSLURM_FIXTURES) / relative).string();
+  return (std::filesystem::path(fixtures_dir()) / relative).string();
 }
 
 // A fresh, empty directory of its own, removed when the test ends.

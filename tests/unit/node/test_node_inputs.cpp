@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 
 using namespace trnslurm;
@@ -36,7 +37,7 @@ struct FakeNode {
 
 NodeRequest request(std::uint32_t nnodes = 1) {
   NodeRequest r;
-  r.site.root = std::string(TRNSLURM_FIXTURES) + "/neuron/cluster/%n";
+  r.site.root = trnslurm::test::fixtures_dir() + "/neuron/cluster/%n";
   r.site.state_dir = "/nonexistent/trnslurm-state/%n";
   r.hostname = "n2";
   r.task.nnodes = nnodes;
@@ -95,7 +96,7 @@ TEST_CASE("node_inputs: the topology and EFA state of this node, %n expanded") {
 
   auto given = request();
   given.efa = EfaProbe{EfaState::present, "asked now"};
-  given.root = std::string(TRNSLURM_FIXTURES) + "/neuron/trn2";
+  given.root = trnslurm::test::fixtures_dir() + "/neuron/trn2";
   const auto overridden = gather_node_inputs(given, node.lookups());
   REQUIRE(overridden);
   CHECK(overridden->efa.state == EfaState::present);

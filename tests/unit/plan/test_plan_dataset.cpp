@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "fixtures.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
 
@@ -9,7 +10,7 @@ using namespace trnslurm;
 
 namespace {
 std::string datasets() {
-  return std::string(TRNSLURM_FIXTURES) + "/datasets";
+  return trnslurm::test::fixtures_dir() + "/datasets";
 }
 
 Recipe tiny(std::vector<Override> overrides) {

@@ -54,7 +54,7 @@ TEST_CASE("recipe: a complete recipe loads every key") {
   CHECK(recipe.checkpoint.every == 500);
   CHECK(recipe.estimate.tokens_per_second_per_node == Approx(100000));
   CHECK(recipe.estimate.price_per_node_hour == Approx(44.5));
-  CHECK(recipe.run.runs_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/my-runs");  // beside the recipe
+  CHECK(recipe.run.runs_dir == trnslurm::test::fixtures_dir() + "/recipes/my-runs");  // beside the recipe
   CHECK(recipe.slurm.partition == "trn");
   CHECK(recipe.slurm.account == "ml");
   CHECK(recipe.slurm.qos == "high");
@@ -97,8 +97,8 @@ TEST_CASE("recipe: the required keys alone get the documented defaults") {
   CHECK(r->dataset.format == "auto");
   CHECK(r->dataset.split == "train");
   CHECK(r->checkpoint.every == 0);
-  CHECK(r->run.runs_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/runs");
-  CHECK(r->checkpoint.dir == std::string(TRNSLURM_FIXTURES) + "/recipes/checkpoints");
+  CHECK(r->run.runs_dir == trnslurm::test::fixtures_dir() + "/recipes/runs");
+  CHECK(r->checkpoint.dir == trnslurm::test::fixtures_dir() + "/recipes/checkpoints");
   CHECK(r->slurm.partition.empty());
   CHECK(r->slurm.exclusive);
   CHECK(r->slurm.sbatch_args.empty());
@@ -232,7 +232,7 @@ TEST_CASE("recipe: relative paths follow the recipe's directory, or the cwd when
   REQUIRE(r.has_value());
   CHECK(r->dataset.path == (std::filesystem::current_path() / "train").string());
   CHECK(r->checkpoint.export_dir == "s3://bucket/out");
-  CHECK(r->checkpoint.converted_dir == std::string(TRNSLURM_FIXTURES) + "/recipes/converted");
+  CHECK(r->checkpoint.converted_dir == trnslurm::test::fixtures_dir() + "/recipes/converted");
 }
 
 TEST_CASE("recipe: the key list covers every section") {
@@ -330,7 +330,7 @@ TEST_CASE("recipe: every scalar of the resolved recipe is a placeholder value") 
 }
 
 TEST_CASE("recipe: runs_dir_named_by reads only [run].runs_dir, as load_recipe resolves it") {
-  const auto dir = std::filesystem::path(TRNSLURM_FIXTURES) / "recipes";
+  const auto dir = std::filesystem::path(trnslurm::test::fixtures_dir()) / "recipes";
   CHECK(runs_dir_named_by(test::fixture("recipes/valid.toml")) ==
         load_recipe(test::fixture("recipes/valid.toml"))->run.runs_dir);
   CHECK(runs_dir_named_by(test::fixture("recipes/minimal.toml")) == dir / "runs");
@@ -356,7 +356,7 @@ TEST_CASE("recipe: the compile cache defaults to a per-model directory beside th
   auto r = load_recipe(test::fixture("recipes/minimal.toml"), {{"model.name", "llama/3 8b", ""}});
   REQUIRE(r);
   CHECK(r->cache.enabled);
-  CHECK(r->cache.dir == std::string(TRNSLURM_FIXTURES) + "/recipes/neuron-cache/llama_3_8b");
+  CHECK(r->cache.dir == trnslurm::test::fixtures_dir() + "/recipes/neuron-cache/llama_3_8b");
   CHECK(r->cache.url.empty());
   auto s3 = load_recipe(test::fixture("recipes/minimal.toml"),
                         {{"cache.url", "s3://bucket/neuron", ""}, {"cache.dir", "/fsx/cache", ""}});

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "trnslurm/util/elf_symbol.hpp"
 
 using namespace trnslurm;
@@ -8,7 +9,7 @@ using namespace trnslurm;
 // (`trnslurm doctor` reads its plugin_version); here, the refusals.
 TEST_CASE("elf_symbol: refuses what is not an ELF file or lacks the symbol") {
   const auto not_elf =
-      read_u32_symbol(std::string(TRNSLURM_FIXTURES) + "/neuron/trn1/sys/devices/virtual/dmi/id/product_name",
+      read_u32_symbol(trnslurm::test::fixtures_dir() + "/neuron/trn1/sys/devices/virtual/dmi/id/product_name",
                       "plugin_version");
   REQUIRE_FALSE(not_elf);
   CHECK(not_elf.error().what.find("not a 64-bit") != std::string::npos);
