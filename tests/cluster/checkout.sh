@@ -4,7 +4,8 @@
 # as slurm, nothing above the checkout changes its mode, the demo's run stays in the checkout.
 # Then what a user does next: the demo's `up` again reuses the cluster and says so, another node
 # count replaces it and says why, and `eval "$(scripts/dev-cluster env)"` makes the README's next
-# block (trnslurm init, plan, doctor --cluster) work in a new shell.
+# block (trnslurm init, plan, doctor --cluster) work in a new shell. Last, scripts/test's copy of
+# the checkout where the tests' unprivileged user can reach it.
 : "${TRNSLURM_SOURCE_DIR:?run through ctest}" "${TRNSLURM_BIN:?}" "${TRNSLURM_PLUGIN:?}" "${TRNSLURM_PORT_BASE:?}"
 set -euo pipefail
 source "$TRNSLURM_SOURCE_DIR/tests/lib/checks.sh"
@@ -68,5 +69,26 @@ out=$(cd "$checkout" && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/us
 expect_eq "trnslurm on PATH after the env line, then doctor --cluster on every node" "$build/cli/trnslurm
 partition debug: checking all 3 nodes" "$(tail -n 5 <<<"$out" | sed -n '/^\//,/^partition/p')"
 "$dc" down
+
+# scripts/test from this checkout: its jobs' user cannot enter it, so the suite runs from a copy
+# under the runtime root (what is checked here is the copy; the suite itself is not run again).
+echo "an edit not yet committed" >"$checkout/uncommitted.txt"
+mkdir -p "$checkout/build/ci"
+copy=$("$checkout/scripts/test" --where 2>"$work/where.err") || fail "scripts/test --where: $(cat "$work/where.err")"
+trap '"$dc" down >/dev/null 2>&1 || true; rm -rf "${runtime:?}" "${copy:?}"' EXIT
+expect_contains "scripts/test says where the suite runs" "nobody cannot enter $checkout: the suite runs from a copy of it, $copy" "$(cat "$work/where.err")"
+expect_eq "the copy is under the runtime root" /var/lib/trnslurm-dev/checkout- "${copy%????????????}"
+expect_eq "the copy is root's, mode 755" "0 755" "$(stat -c '%u %a' "$copy")"
+expect_eq "the copy holds the working tree's edits" "an edit not yet committed" "$(cat "$copy/uncommitted.txt")"
+[ ! -e "$copy/build" ] || fail "the checkout's build was copied"
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -r "$copy/scripts/cpu/torchtitan-neuron/torchtitan/train.py" ||
+  fail "nobody cannot read the stand-ins in the copy"
+mkdir -p "$copy/build/ci" && touch "$copy/build/ci/kept"
+rm "$checkout/uncommitted.txt"
+[ "$("$checkout/scripts/test" --where 2>/dev/null)" = "$copy" ] || fail "a second run chose another copy"
+[ ! -e "$copy/uncommitted.txt" ] || fail "a file removed from the checkout stays in the copy"
+[ -e "$copy/build/ci/kept" ] || fail "the copy's build was not kept between runs"
+expect_eq "the checkout's mode still unchanged" 700 "$(stat -c %a "$home")"
+rm -rf "$copy"
 rm -rf "$home"  # the clone and the demo's run, kept when a check failed
 finish
