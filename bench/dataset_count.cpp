@@ -14,7 +14,12 @@
 //       and prints medians, their ratio and this process's peak RSS. With READERS (the
 //       DatasetRequest's readers; default its own), stat(2) is made by as many threads at once,
 //       so that on a slow file system both sides wait their round trips READERS at a time.
-// bench/dataset-count drives both for two shard sizes and prints the table.
+//   bench_dataset_count state-json DIR SHARDS REPEATS
+//       writes DIR/state.json listing SHARDS shards and none of the shards, and times count_dataset(DIR)
+//       to its first error (the first shard is missing: the whole list was read and checked) against
+//       nlohmann::json::parse of the same text, and against the callback parse it replaced (once).
+// bench/dataset-count drives both for two shard sizes and prints the table; bench/state-json drives
+// state-json.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -160,6 +165,52 @@ int count(const fs::path& dir, int repeats, std::optional<unsigned> readers) {
   return 0;
 }
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int state_json(const fs::path& dir, std::uint64_t shards, int repeats) {
+  fs::create_directories(dir);
+  std::string text = "{\"_data_files\": [";
+  for (std::uint64_t i = 0; i < shards; ++i)
+    text += fmt::format("{}{{\"filename\": \"data-{:06}-of-{:06}.arrow\"}}", i == 0 ? "" : ", ", i, shards);
+  text += "], \"_split\": \"train\"}";
+  std::ofstream(dir / "state.json", std::ios::binary) << text;
+  const auto first_shard = fmt::format("data-{:06}-of-{:06}.arrow", 0, shards);
+  const auto read = [&] {
+    const auto c = trnslurm::count_dataset({.path = dir});
+    if (!c && c.error().where.find(first_shard) != std::string::npos) return true;
+    fmt::print(stderr, "state-json: expected the first shard missing, got {}\n",
+               c ? std::string("a count") : trnslurm::to_string(c.error()));
+    return false;
+  };
+  std::vector<double> parse_ms, read_ms;
+  std::size_t values = 0;
+  if (!read()) return 1;  // warm-up of both
+  values = nlohmann::json::parse(text)["_data_files"].size();
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    values = nlohmann::json::parse(text)["_data_files"].size();
+    parse_ms.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    if (!read()) return 1;
+    read_ms.push_back(ms_since(t0));
+  }
+  // The reader before issue 31 counted values in a parser callback; any callback makes nlohmann
+  // look through the enclosing array after each object, the square of the shard count.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto before =
+      nlohmann::json::parse(text, [](int, nlohmann::json::parse_event_t, nlohmann::json&) { return true; });
+  const double before_ms = ms_since(t0);
+  if (before["_data_files"].size() != values) return 1;
+  const double p = median(parse_ms), k = median(read_ms);
+  fmt::print(
+      "state.json: shards={} bytes={} parse_ms={:.1f} read_ms={:.1f} ratio={:.2f} before_ms={:.1f} "
+      "before_ratio={:.2f}\n",
+      values, text.size(), p, k, k / p, before_ms, before_ms / p);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,8 +225,11 @@ int main(int argc, char** argv) {
     return count(argv[2], argc >= 4 ? static_cast<int>(arg(argv[3])) : 5,
                  argc == 5 ? std::optional<unsigned>(static_cast<unsigned>(arg(argv[4]))) : std::nullopt);
   }
+  if (mode == "state-json" && argc == 5)
+    return state_json(argv[2], arg(argv[3]), static_cast<int>(arg(argv[4])));
   std::fprintf(stderr,
                "usage: bench_dataset_count generate DIR SHARDS ROWS SEQ_LEN BATCHES\n"
+               "       bench_dataset_count state-json DIR SHARDS REPEATS\n"
                "       bench_dataset_count once stat|count DIR READERS\n"
                "       bench_dataset_count count DIR [REPEATS] [READERS]\n");
   return 2;

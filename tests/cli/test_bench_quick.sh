@@ -17,6 +17,14 @@ expect_contains "dataset-count counted in process" "in-process: shards=200 " "$o
 expect_match "dataset-count printed the in-process ratio" "count_ms=[0-9.]+ ratio=[0-9.]+ " "$out"
 expect_match "dataset-count printed the plan's ratio" "processes:  shards=200 .* ratio=[0-9.]+" "$out"
 
+# state-json: a state.json of 20,000 and 2,000 shards read to the first missing shard, beside the
+# parse alone and the callback parse before issue 31; both sizes and the growth printed.
+out=$(TMPDIR=$work "$TRNSLURM_SOURCE_DIR/bench/state-json" --quick "$build" 2>&1)
+for n in 2000 20000; do
+  expect_match "state-json read $n shards" "state.json: shards=$n bytes=[0-9]+ parse_ms=[0-9.]+ read_ms=[0-9.]+ ratio=[0-9.]+ before_ms=[0-9.]+ before_ratio=[0-9.]+" "$out"
+done
+expect_match "state-json printed the growth" "growth for 10x the shards: read=[0-9.]+ before=[0-9.]+" "$out"
+
 # The same on the simulated shared file system (FUSE, 200 us a request): every arm ran and the
 # file system counted its requests (a count, not a time: 8 per shard for 4 record batches).
 out=$(TMPDIR=$work "$TRNSLURM_SOURCE_DIR/bench/dataset-count" --quick --latency 200 "$build" 2>&1)

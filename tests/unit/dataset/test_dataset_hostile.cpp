@@ -1,6 +1,8 @@
 // Hostile Arrow metadata built by hand (tests/support/arrow_craft.hpp): well-formed flatbuffers
 // that say impossible things. Each must be an Error at the right file and offset.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
+
 #include <string>
 
 #include "../../support/arrow_craft.hpp"
@@ -243,4 +245,68 @@ TEST_CASE("dataset hostile: pre-0.15 streams without the continuation marker sti
   REQUIRE(c.has_value());
   CHECK(c->rows == 15);
   CHECK(c->tokens == 30);
+}
+
+// Issue 31: a state.json of 200,000 shards took 20 s before its first error (nlohmann's callback
+// parser looked through the shard list after every entry). The list is read whole and in order:
+// 200,000 names (hard links to a few copies of one shard, the last a different one) give the sum of their
+// counts, and a repeat at the end of the list is found.
+TEST_CASE("dataset hostile: a state.json of 200,000 shards is read whole, in order") {
+  constexpr int shards = 200'000;
+  const trnslurm::test::ScratchDir dir;
+  const auto write = [&](const std::string& name, const craft::Bytes& bytes) {
+    trnslurm::test::write_bytes(dir.path() / name, reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  // ext4 allows 65,000 links to a file: one copy per 50,000 names.
+  for (int copy = 0; copy < shards / 50'000; ++copy)
+    write(fmt::format("three-rows-{}.arrow", copy), stream({{3, 4}}));
+  const auto name = [](int i) { return fmt::format("data-{:06}.arrow", i); };
+  for (int i = 0; i < shards - 1; ++i)
+    std::filesystem::create_hard_link(dir.path() / fmt::format("three-rows-{}.arrow", i / 50'000),
+                                      dir.path() / name(i));
+  write(name(shards - 1), stream({{5, 4}}));
+  const auto state_json = [&](const std::string& last) {
+    std::string state = "{\"_data_files\": [";
+    for (int i = 0; i < shards - 1; ++i) state += fmt::format("{{\"filename\": \"{}\"}}, ", name(i));
+    state += fmt::format("{{\"filename\": \"{}\"}}], \"_split\": \"train\"}}", last);
+    trnslurm::test::write_bytes(dir.path() / "state.json", state.data(), state.size());
+  };
+  state_json(name(shards - 1));
+  const auto c = count_dataset({.path = dir.path()});
+  REQUIRE(c.has_value());
+  CHECK(c->files == shards);
+  CHECK(c->rows == 3u * (shards - 1) + 5);
+  CHECK(c->tokens == 12u * (shards - 1) + 20);
+
+  state_json(name(0));
+  const auto twice = count_dataset({.path = dir.path()});
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().what == "shard 'data-000000.arrow' is listed twice in '_data_files'");
+}
+
+TEST_CASE("dataset hostile: a state.json past a million values, or broken, is refused before it is built") {
+  const trnslurm::test::ScratchDir dir;
+  std::string many = "{\"_data_files\": [";
+  for (int i = 0; i < 1'100'000; ++i) many += i == 0 ? "0" : ",0";
+  many += "]}";
+  trnslurm::test::write_bytes(dir.path() / "state.json", many.data(), many.size());
+  const auto refused = count_dataset({.path = dir.path()});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().what == "more than 1000000 JSON values: not read into memory");
+  CHECK(refused.error().where == (dir.path() / "state.json").string());
+  // A million values exactly are read (and then refused for what they are, not for their number).
+  std::string limit = "{\"_data_files\": [";
+  for (int i = 0; i < 999'998; ++i) limit += i == 0 ? "0" : ",0";
+  limit += "]}";
+  trnslurm::test::write_bytes(dir.path() / "state.json", limit.data(), limit.size());
+  const auto read = count_dataset({.path = dir.path()});
+  REQUIRE_FALSE(read);
+  CHECK(read.error().what == "an entry of '_data_files' has no \"filename\" string");
+
+  const std::string broken = "{\"_data_files\": [1, }";
+  trnslurm::test::write_bytes(dir.path() / "state.json", broken.data(), broken.size());
+  const auto syntax = count_dataset({.path = dir.path()});
+  REQUIRE_FALSE(syntax);
+  CHECK(syntax.error().what.starts_with("not valid JSON: "));
+  CHECK(syntax.error().where == (dir.path() / "state.json").string() + ":offset 20");  // the '}'
 }
