@@ -10,7 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
+#include <thread>
 #include <utility>
 
 #include "commands.hpp"
@@ -18,11 +18,8 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "site_config.hpp"
-#include "trnslurm/chain/preflight.hpp"
-#include "trnslurm/chain/restarts.hpp"
-#include "trnslurm/health/drain.hpp"
+#include "trnslurm/chain/requeue.hpp"
 #include "trnslurm/util/parse_number.hpp"
-#include "trnslurm/util/scontrol_record.hpp"
 
 namespace trnslurm::cli {
 
@@ -35,31 +32,27 @@ std::string env_or(const char* name, std::string fallback = {}) {
   return v && *v ? std::string(v) : std::move(fallback);
 }
 
-// The job's ExcNodeList as `scontrol show job -o` prints it ("" for none).
-std::string excluded_now(const std::string& job) {
-  const auto shown = run_process({"scontrol", "show", "job", "-o", job});
-  if (!shown) return {};
-  const auto value = scontrol_field(shown->out, "ExcNodeList");
-  return value == "(null)" ? std::string() : std::string(value);
-}
-
 // The plugin's --trn-preflight for the pre-flight's srun, as srun reads a SPANK option from its
 // environment (spank(7)): a cluster without the plugin ignores it, where the flag would fail.
 constexpr const char* preflight_mark = "SLURM_SPANK__SLURM_SPANK_OPTION_trnslurm_trn_preflight";
 
-// What the job can tell of the failing nodes' draining once the pre-flight step has ended (the
-// plugin drains before the step's tasks are reported ended).
-std::string drain_report(bool recipe_allows, const std::vector<std::string>& failed) {
-  std::optional<bool> site_allows;
-  if (const auto cfg = load_site_config(std::nullopt); cfg.plugstack_found)
-    site_allows =
-        cfg.line && cfg.site ? std::optional<bool>(cfg.site->preflight_drain) : std::optional<bool>(false);
-  std::vector<std::string> drained;
-  for (const auto& node : failed) {
-    const auto shown = run_process({"scontrol", "show", "node", "-o", node});
-    if (shown && shown->exit_code == 0 && health::drained_by_trnslurm(shown->out)) drained.push_back(node);
-  }
-  return health::drain_note(recipe_allows, site_allows, failed, drained);
+// Whether the site's plugstack.conf lets the plugin drain (nullopt: the job cannot read it).
+std::optional<bool> site_allows_drain() {
+  const auto cfg = load_site_config(std::nullopt);
+  if (!cfg.plugstack_found) return std::nullopt;
+  return cfg.line && cfg.site && cfg.site->preflight_drain;
+}
+
+// The requeue ends every process of the job with SIGTERM; this one keeps going long enough to
+// set the excluded nodes. Caught rather than ignored: an ignored signal stays ignored across
+// exec, so scontrol would inherit it; a caught one is reset to its default there.
+extern "C" void outlive_requeue(int) {}
+void survive_requeue() {
+  struct sigaction sa {};
+  sa.sa_handler = outlive_requeue;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 int run() {
@@ -84,47 +77,49 @@ int run() {
     print_error(rows.error());
     return exit_failure;
   }
-  auto event =
-      preflight_event(*rows, read_restarts(run_dir),
-                      parse_number<std::uint32_t>(env_or("TRNSLURM_MAX_EXCLUSIONS", "2")).value_or(2));
-  if (!event) {
-    fmt::print(stderr, "trnslurm: pre-flight: {} nodes passed\n", rows->size());
-    return exit_ok;
-  }
-  event->restart = parse_number<std::uint32_t>(env_or("SLURM_RESTART_COUNT", "0")).value_or(0);
-  event->job = parse_number<std::uint64_t>(job).value_or(0);
-  event->time = static_cast<std::int64_t>(std::time(nullptr));
-  event->drain = drain_report(recipe_drain, event->nodes);
-  std::ofstream(restarts_path(run_dir), std::ios::app) << to_json(*event).dump() << '\n';
-  const auto& failed = event->nodes;
-  const auto& why = event->why;
-  fmt::print(stderr, "trnslurm: pre-flight: {}\n", event->drain);
-  if (event->event == "gave-up") {
-    fmt::print(stderr, "trnslurm: pre-flight failed: {}; max_exclusions = {} used up: giving up\n", why,
-               event->max_exclusions.value_or(0));
+  PreflightJob pf;
+  pf.run_dir = run_dir;
+  pf.job = parse_number<std::uint64_t>(job).value_or(0);
+  pf.restart = parse_number<std::uint32_t>(env_or("SLURM_RESTART_COUNT", "0")).value_or(0);
+  pf.time = static_cast<std::int64_t>(std::time(nullptr));
+  pf.max_exclusions = parse_number<std::uint32_t>(env_or("TRNSLURM_MAX_EXCLUSIONS", "2")).value_or(2);
+  pf.recipe_drain = recipe_drain;
+  pf.site_drain = site_allows_drain();
+  pf.pause = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  pf.before_requeue = [&job](const PreflightOutcome& so_far) {
+    const auto& event = so_far.event;
+    fmt::print(stderr, "trnslurm: pre-flight: {}\n", event.drain);
+    fmt::print(stderr, "trnslurm: pre-flight failed: {}; excluding {} and requeueing job {}\n", event.why,
+               fmt::join(event.nodes, ","), job);
+    if (!so_far.own_exclusions_unknown.empty())
+      print_warning(
+          fmt::format("job {}'s own excluded nodes could not be read ({}): excluding those of "
+                      "the restarts log and this pre-flight",
+                      job, so_far.own_exclusions_unknown));
+    survive_requeue();
+  };
+  auto slurm = slurm_client();
+  const auto done = settle_preflight(*rows, pf, slurm);
+  if (!done) {
+    print_error(done.error());
     return exit_failure;
   }
-  fmt::print(stderr, "trnslurm: pre-flight failed: {}; excluding {} and requeueing job {}\n", why,
-             fmt::join(failed, ","), job);
-  auto list = excluded_now(job);
-  for (const auto& n : failed) list += (list.empty() ? "" : ",") + n;
-  // The requeue ends every process of the job with SIGTERM; this one keeps going long enough to
-  // set the excluded nodes, which Slurm accepts only once the job is pending again.
-  (void)std::signal(SIGTERM, SIG_IGN);
-  const auto requeued = run_process({"scontrol", "requeue", job});
-  if (!requeued || requeued->exit_code != 0) {
-    print_error(
-        Error{"scontrol requeue failed", "pre-flight", requeued ? requeued->err : requeued.error().what});
-    return exit_failure;
+  switch (done->kind) {
+    case PreflightOutcome::Kind::passed:
+      fmt::print(stderr, "trnslurm: pre-flight: {} nodes passed\n", done->nodes_checked);
+      return exit_ok;
+    case PreflightOutcome::Kind::gave_up:
+      fmt::print(stderr, "trnslurm: pre-flight: {}\n", done->event.drain);
+      fmt::print(stderr, "trnslurm: pre-flight failed: {}; max_exclusions = {} used up: giving up\n",
+                 done->event.why, done->event.max_exclusions.value_or(0));
+      return exit_failure;
+    case PreflightOutcome::Kind::requeued:
+      if (!done->excluded_set)
+        print_warning(fmt::format("job {} requeued, but its excluded nodes could not be set to {}", job,
+                                  done->excluded));
+      return exit_excluded;
   }
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const auto updated = run_process({"scontrol", "update", "JobId=" + job, "ExcNodeList=" + list});
-    if (updated && updated->exit_code == 0) return exit_excluded;
-    timespec pause{0, 100'000'000};
-    nanosleep(&pause, nullptr);
-  }
-  print_warning(fmt::format("job {} requeued, but its excluded nodes could not be set to {}", job, list));
-  return exit_excluded;
+  return exit_internal;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,10 +101,20 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, RunOptio
   posix_spawn_file_actions_adddup2(setup.actions(), out_write.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(setup.actions(), err_write.get(), STDERR_FILENO);
   posix_spawn_file_actions_addclosefrom_np(setup.actions(), STDERR_FILENO + 1);
+  // Every signal at its default and none blocked, whatever this process does with them (the
+  // pre-flight outlives its job's SIGTERM): an ignored or blocked signal would be the child's too.
+  sigset_t all;
+  sigset_t none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(setup.attr(), &all);
+  posix_spawnattr_setsigmask(setup.attr(), &none);
+  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
   if (options.own_process_group) {
-    posix_spawnattr_setflags(setup.attr(), POSIX_SPAWN_SETPGROUP);
+    flags |= POSIX_SPAWN_SETPGROUP;
     posix_spawnattr_setpgroup(setup.attr(), 0);
   }
+  posix_spawnattr_setflags(setup.attr(), flags);
   pid_t pid = -1;
   // A path is run as given (report's /usr/bin/python3); a bare name is looked up in PATH.
   const int rc =

@@ -20,6 +20,10 @@ std::filesystem::path restarts_path(const std::filesystem::path& run_dir) {
   return run_dir / "logs" / "train-restarts.jsonl";
 }
 
+Result<void> append_restart(const std::filesystem::path& run_dir, const RestartEvent& event) {
+  return append_line(restarts_path(run_dir), to_json(event).dump() + "\n", "the restarts log");
+}
+
 std::vector<RestartEvent> parse_restarts(std::string_view jsonl) {
   std::vector<RestartEvent> out;
   std::istringstream lines{std::string(jsonl)};

@@ -159,28 +159,12 @@ Result<Manifest> read_manifest(const fs::path& run_dir) {
   return m;
 }
 
-namespace {
-Result<void> append_line(const fs::path& run_dir, const std::string& line) {
-  const auto path = run_dir / "journal";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(fmt::format("cannot open the journal: {}", std::strerror(errno)), path.string());
-  // One write of a short line: appends from two processes never interleave within it.
-  const auto n = ::write(fd, line.data(), line.size());
-  const int err = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(line.size())) {
-    return fail(fmt::format("cannot append to the journal: {}", std::strerror(err)), path.string());
-  }
-  return {};
-}
-}  // namespace
-
 Result<void> record_job(const fs::path& run_dir, std::string_view stage, JobId id) {
-  return append_line(run_dir, fmt::format("job {} {}\n", stage, id));
+  return append_line(run_dir / "journal", fmt::format("job {} {}\n", stage, id), "the journal");
 }
 
 Result<void> record_state(const fs::path& run_dir, ManifestState state) {
-  return append_line(run_dir, fmt::format("state {}\n", to_string(state)));
+  return append_line(run_dir / "journal", fmt::format("state {}\n", to_string(state)), "the journal");
 }
 
 void apply_journal(Manifest& m, std::string_view journal) {

@@ -13,6 +13,10 @@ constexpr std::string_view squeue_format =
     "JobID:|,State:|,Reason:|,TimeUsed:|,NumNodes:|,NodeList:|,exit_code:|,Name:|,Comment:";
 constexpr std::size_t squeue_fields = 9;
 
+// What squeue and scontrol say of a job id slurmctld does not know (never had, or forgot after
+// MinJobAge).
+constexpr std::string_view unknown_job = "Invalid job id specified";
+
 std::string join_ids(const std::vector<JobId>& ids) {
   return fmt::format("{}", fmt::join(ids, ","));
 }
@@ -129,7 +133,7 @@ Result<std::vector<JobRow>> CommandSlurmClient::squeue(const std::vector<JobId>&
   if (!r) return std::unexpected(r.error());
   if (r->exit_code != 0) {
     // Only forgotten ids: squeue refuses the whole request. Not an error for us.
-    if (r->err.find("Invalid job id specified") != std::string::npos) return std::vector<JobRow>{};
+    if (r->err.find(unknown_job) != std::string::npos) return std::vector<JobRow>{};
     return fail(trim(r->err), "squeue");
   }
   return parse_squeue(r->out);
@@ -155,6 +159,43 @@ Result<std::optional<std::vector<JobRow>>> CommandSlurmClient::sacct(const std::
   auto rows = parse_sacct(r->out);
   if (!rows) return std::unexpected(rows.error());
   return std::optional<std::vector<JobRow>>{std::move(*rows)};
+}
+
+Result<std::string> CommandSlurmClient::scontrol(std::vector<std::string> args) {
+  args.insert(args.begin(), "scontrol");
+  auto r = run_(args);
+  if (!r) return std::unexpected(r.error());
+  if (r->exit_code != 0) {
+    const auto why = trim(r->err);
+    return fail(
+        why.empty() ? fmt::format("exit code {}", r->exit_code) : why,
+        fmt::format("{}", fmt::join(args.begin(),
+                                    args.begin() + std::min<std::ptrdiff_t>(3, std::ssize(args)), " ")));
+  }
+  return std::move(r->out);
+}
+
+Result<std::optional<std::string>> CommandSlurmClient::show_job(JobId id) {
+  auto r = scontrol({"show", "job", "-o", std::to_string(id)});
+  if (r) return std::optional<std::string>(std::move(*r));
+  if (r.error().what.find(unknown_job) != std::string::npos) return std::optional<std::string>();
+  return std::unexpected(r.error());
+}
+
+Result<std::string> CommandSlurmClient::show_node(const std::string& node) {
+  return scontrol({"show", "node", "-o", node});
+}
+
+Result<void> CommandSlurmClient::requeue(JobId id) {
+  auto r = scontrol({"requeue", std::to_string(id)});
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+Result<void> CommandSlurmClient::exclude_nodes(JobId id, const std::string& node_list) {
+  auto r = scontrol({"update", fmt::format("JobId={}", id), "ExcNodeList=" + node_list});
+  if (!r) return std::unexpected(r.error());
+  return {};
 }
 
 std::vector<std::string> node_features_argv() {

@@ -176,4 +176,15 @@ Result<void> write_new_file(const fs::path& path, std::string_view content, mode
   return {};
 }
 
+Result<void> append_line(const fs::path& path, std::string_view line, std::string_view what) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(fmt::format("cannot open {}: {}", what, std::strerror(errno)), path.string());
+  const auto n = ::write(fd, line.data(), line.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(line.size()))
+    return fail(fmt::format("cannot append to {}: {}", what, std::strerror(err)), path.string());
+  return {};
+}
+
 }  // namespace trnslurm

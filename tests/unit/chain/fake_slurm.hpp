@@ -22,6 +22,13 @@ class FakeSlurm : public SlurmClient {
   int cancel_delay = 0;      // squeue calls during which a cancelled job still shows RUNNING
   int scancel_failures = 0;  // scancel calls that fail (slurmctld not answering) before one works
   std::string squeue_error;  // when set, every squeue fails with it
+  std::map<JobId, std::string> job_records;         // scontrol show job -o, by job; absent: gone
+  std::string show_job_error;                       // when set, show_job fails with it (slurmctld down)
+  std::map<std::string, std::string> node_records;  // scontrol show node -o, by node
+  std::vector<JobId> requeued;
+  std::string requeue_error;  // when set, requeue fails with it
+  int exclude_refusals = 0;   // exclude_nodes calls refused (the job still ending) before one is taken
+  std::vector<std::string> exclusions;  // the ExcNodeLists taken
 
   Result<JobId> sbatch(const std::vector<std::string>& argv) override {
     sbatch_calls.push_back(argv);
@@ -81,6 +88,29 @@ class FakeSlurm : public SlurmClient {
       if (auto it = accounting.find(id); it != accounting.end()) out.push_back(it->second);
     }
     return std::optional<std::vector<JobRow>>{out};
+  }
+  Result<std::optional<std::string>> show_job(JobId id) override {
+    if (!show_job_error.empty()) return fail(show_job_error, "scontrol show job");
+    if (auto it = job_records.find(id); it != job_records.end())
+      return std::optional<std::string>(it->second);
+    return std::optional<std::string>();
+  }
+  Result<std::string> show_node(const std::string& node) override {
+    if (auto it = node_records.find(node); it != node_records.end()) return it->second;
+    return fail("Node " + node + " not found", "scontrol show node");
+  }
+  Result<void> requeue(JobId id) override {
+    if (!requeue_error.empty()) return fail(requeue_error, "scontrol requeue");
+    requeued.push_back(id);
+    return {};
+  }
+  Result<void> exclude_nodes(JobId, const std::string& node_list) override {
+    if (exclude_refusals > 0) {
+      --exclude_refusals;
+      return fail("scontrol: error: Job is no longer pending execution", "scontrol update");
+    }
+    exclusions.push_back(node_list);
+    return {};
   }
   void set(JobId id, std::string state, std::string reason = "None", std::string exit_code = "0") {
     auto& r = jobs[id];

@@ -106,3 +106,23 @@ TEST_CASE("resilience: the restarts file is parsed line by line, bad lines skipp
   CHECK(describe_cause("something-new") == "something-new");
   CHECK(read_restarts("/nonexistent/run").empty());
 }
+
+TEST_CASE("resilience: an event appended to the restarts log is read back; one that cannot be is an error") {
+  test::ScratchDir run;
+  RestartEvent e;
+  e.event = "exclude";
+  e.cause = "preflight";
+  e.job = 7;
+  e.nodes = {"n1"};
+  // No logs/ yet: the job's output creates it, and without it the exclusion could not be counted.
+  CHECK_FALSE(append_restart(run.path(), e));
+  std::filesystem::create_directories(run / "logs");
+  REQUIRE(append_restart(run.path(), e));
+  e.event = "gave-up";
+  REQUIRE(append_restart(run.path(), e));
+  const auto back = read_restarts(run.path());
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].event == "exclude");
+  CHECK(back[1].event == "gave-up");
+  CHECK(back[1].nodes == std::vector<std::string>{"n1"});
+}

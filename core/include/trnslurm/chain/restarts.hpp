@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trnslurm/util/error.hpp"
+
 namespace trnslurm {
 
 // One line of <run dir>/logs/train-restarts.jsonl, written by the train stage's wrapper
@@ -40,6 +42,9 @@ std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir);
 // back. The wrapper writes its own lines in the same shape; `trnslurm preflight` writes with this,
 // and `status --json` lists the events with it.
 nlohmann::json to_json(const RestartEvent& event);
+
+// Appends the event to the run directory's restarts log (one line, one write).
+Result<void> append_restart(const std::filesystem::path& run_dir, const RestartEvent& event);
 
 // "time-limit" -> "time limit (signal, checkpoint, requeue)" and so on, for people.
 std::string describe_cause(std::string_view cause);

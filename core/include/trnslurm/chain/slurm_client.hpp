@@ -38,6 +38,15 @@ class SlurmClient {
   virtual Result<std::vector<JobRow>> squeue_by_name(const std::vector<std::string>& names) = 0;
   // From accounting; std::nullopt when the cluster has no accounting.
   virtual Result<std::optional<std::vector<JobRow>>> sacct(const std::vector<JobId>& ids) = 0;
+  // `scontrol show job -o` and `scontrol show node -o`: one record of Key=Value fields
+  // (util/scontrol_record.hpp). A job Slurm no longer knows: std::nullopt.
+  virtual Result<std::optional<std::string>> show_job(JobId id) = 0;
+  virtual Result<std::string> show_node(const std::string& node) = 0;
+  // `scontrol requeue`: the job ends (SIGTERM to its processes) and pends again.
+  virtual Result<void> requeue(JobId id) = 0;
+  // Sets the job's excluded nodes (ExcNodeList, comma-separated), which Slurm accepts only while
+  // the job pends.
+  virtual Result<void> exclude_nodes(JobId id, const std::string& node_list) = 0;
 };
 
 // A finished subprocess.
@@ -58,8 +67,14 @@ class CommandSlurmClient final : public SlurmClient {
   Result<std::vector<JobRow>> squeue(const std::vector<JobId>& ids) override;
   Result<std::vector<JobRow>> squeue_by_name(const std::vector<std::string>& names) override;
   Result<std::optional<std::vector<JobRow>>> sacct(const std::vector<JobId>& ids) override;
+  Result<std::optional<std::string>> show_job(JobId id) override;
+  Result<std::string> show_node(const std::string& node) override;
+  Result<void> requeue(JobId id) override;
+  Result<void> exclude_nodes(JobId id, const std::string& node_list) override;
 
  private:
+  // Runs scontrol with `args`; its stdout, or its stderr as the error.
+  Result<std::string> scontrol(std::vector<std::string> args);
   CommandRunner run_;
 };
 

@@ -57,4 +57,9 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
 // system every metadata operation is a round trip (docs/scale.md). A failure removes what it created.
 Result<void> write_new_file(const std::filesystem::path& path, std::string_view content, mode_t mode);
 
+// Appends `line` (newline included) to `path`, created 0644 if need be, in one write: appends of
+// short lines from several processes never interleave within a line. `what` names the file in
+// errors ("the journal").
+Result<void> append_line(const std::filesystem::path& path, std::string_view line, std::string_view what);
+
 }  // namespace trnslurm
