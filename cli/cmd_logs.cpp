@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "chain_cli.hpp"
@@ -18,35 +21,70 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "trnslurm/chain/poll_backoff.hpp"
+#include "trnslurm/util/fd.hpp"
 #include "trnslurm/util/file.hpp"
 
 namespace trnslurm::cli {
 namespace {
 
-// Copies what the log holds from `offset` on to stdout; returns the new offset. Only a regular
-// file, opened without blocking: a FIFO or a device in the log's place (the run directory is the
-// user's) is refused, not waited on or copied forever.
-Result<off_t> copy_from(const std::filesystem::path& path, off_t offset) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return offset;  // not written yet
+// What one call of copy_from did.
+struct Copied {
+  off_t offset = 0;
+  bool more = false;    // the log held more than this call's share: read again without waiting
+  int write_error = 0;  // stdout did not take it (errno): a full disk, a closed descriptor
+};
+
+// No share: everything the log holds when it is opened.
+constexpr off_t whole_log = std::numeric_limits<off_t>::max();
+// What `logs -f` copies between two looks at SIGINT/SIGTERM and Slurm: a log that grows as fast as
+// it is read (or faster) never keeps it in one read. Nothing is buffered beyond 64 KiB, lines or
+// none.
+constexpr off_t follow_share = off_t{16} << 20;
+
+// Copies the log from `offset` to stdout, up to the size it had when opened and at most `share`
+// bytes. Only a regular file, opened without blocking: a FIFO or a device in the log's place (the
+// run directory is the user's) is refused, not waited on or copied forever. A log shorter than
+// `offset` was truncated or replaced: that is said, and it is copied from its start.
+Result<Copied> copy_from(const std::filesystem::path& path, off_t offset, off_t share) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return Copied{offset, false};  // not written yet
   struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (!regular) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return fail(fmt::format("the stage's log is {}, not a regular file: not read", file_kind(st.st_mode)),
                 path.string(), "remove it: Slurm writes the log there");
   }
+  if (st.st_size < offset) {
+    print_warning(
+        fmt::format("{}: the log shrank from {} to {} bytes (truncated or replaced): printing it "
+                    "from its start",
+                    path.string(), offset, st.st_size));
+    offset = 0;
+  }
+  const off_t end = st.st_size - offset > share ? offset + share : st.st_size;
   std::array<char, 65536> buf{};
-  for (;;) {
-    const ssize_t n = ::pread(fd, buf.data(), buf.size(), offset);
+  while (offset < end) {
+    const auto want = static_cast<std::size_t>(std::min<off_t>(end - offset, buf.size()));
+    const ssize_t n = ::pread(fd.get(), buf.data(), want, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    (void)std::fwrite(buf.data(), 1, static_cast<std::size_t>(n), stdout);
+    if (std::fwrite(buf.data(), 1, static_cast<std::size_t>(n), stdout) != static_cast<std::size_t>(n))
+      return Copied{offset, false, errno};
     offset += n;
   }
-  ::close(fd);
-  (void)std::fflush(stdout);
-  return offset;
+  if (std::fflush(stdout) != 0) return Copied{offset, false, errno};
+  return Copied{offset, end < st.st_size, 0};
+}
+
+// The exit code of a copy that went wrong, said; nothing for one that went right.
+std::optional<int> copy_failed(const Result<Copied>& copied, const std::filesystem::path& path) {
+  if (!copied) {
+    print_error(copied.error());
+    return exit_usage;
+  }
+  if (copied->write_error == 0) return std::nullopt;
+  print_error(Error{fmt::format("cannot write the log to stdout: {}", std::strerror(copied->write_error)),
+                    path.string(), "check where stdout goes (a full disk, a closed descriptor)"});
+  return exit_failure;
 }
 
 struct Options {
@@ -87,21 +125,18 @@ int run(const Options& o) {
   fmt::print(stderr, "==> {} (stage {}, job {}, {}{}) <==\n", path.string(), stage.name, *stage.job_id,
              stage.state,
              stage.exit_code.empty() || is_active(stage.phase) ? "" : " exit " + stage.exit_code);
-  auto copied = copy_from(path, 0);
-  if (!copied) {
-    print_error(copied.error());
-    return exit_usage;
+  if (!o.follow) {
+    return copy_failed(copy_from(path, 0, whole_log), path).value_or(exit_ok);
   }
-  off_t offset = *copied;
-  if (!o.follow) return exit_ok;
   install_interrupt_flag();
   // Slurm is asked whether the stage still runs once a second at first, less often while its
   // phase stays the same (up to once a minute); the file is read every 0.2 s while it grows,
-  // less often (up to every 2 s) while it does not.
+  // less often (up to every 2 s) while it does not, and at once while a share was not enough.
   PollBackoff check_backoff(std::chrono::seconds(1), std::chrono::seconds(60));
   PollBackoff read_backoff(std::chrono::milliseconds(200), std::chrono::seconds(2));
   auto last_phase = stage.phase;
   auto next_check = std::chrono::steady_clock::now() + check_backoff.next(true);
+  off_t offset = 0;
   for (;;) {
     if (interrupted()) return exit_ok;
     if (std::chrono::steady_clock::now() >= next_check) {
@@ -112,20 +147,18 @@ int run(const Options& o) {
       }
       const auto phase = now->stages[*pick].phase;
       if (!is_active(phase) || phase == JobPhase::held) {
-        (void)copy_from(path, offset);
-        return exit_ok;
+        // The stage's last words; a log still growing after its job ended is copied as it is now.
+        return copy_failed(copy_from(path, offset, whole_log), path).value_or(exit_ok);
       }
       next_check = std::chrono::steady_clock::now() + check_backoff.next(phase != last_phase);
       last_phase = phase;
     }
-    const auto before = offset;
-    copied = copy_from(path, offset);
-    if (!copied) {
-      print_error(copied.error());
-      return exit_usage;
-    }
-    offset = *copied;
-    const auto wait = read_backoff.next(offset != before);
+    const auto copied = copy_from(path, offset, follow_share);
+    if (const auto code = copy_failed(copied, path)) return *code;
+    const bool grew = copied->offset != offset;
+    offset = copied->offset;
+    const auto wait = read_backoff.next(grew);
+    if (copied->more) continue;
     const auto until = std::min(std::chrono::steady_clock::now() + wait, next_check);
     while (std::chrono::steady_clock::now() < until && !interrupted())
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -143,7 +176,8 @@ Command add_logs(CLI::App& app) {
   sub->add_flag("-f,--follow", opts->follow, "Keep printing while the stage runs");
   sub->footer(
       "The file's name goes to stderr, its content to stdout. Exit code: 0 printed, 1 the stage was not\n"
-      "submitted or Slurm could not be asked, 2 no such chain or stage.\n"
+      "submitted, Slurm could not be asked or stdout could not take the log, 2 no such chain or stage,\n"
+      "or its log is not a regular file. -f ends on SIGINT or SIGTERM.\n"
       "Examples:\n"
       "  trnslurm logs                            # the failed stage, else the running one\n"
       "  trnslurm logs -f --stage train\n"

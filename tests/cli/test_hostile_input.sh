@@ -160,4 +160,81 @@ expect_eq "path with an escape: exit" 2 "$rc"
 case $err in *$'\033'*) fail "an escape sequence reached the terminal: $err" ;; esac
 expect_contains "path with an escape, escaped" 'x\x1b[2Jy.toml' "$err"
 
+# logs and logs -f on a stage's log that is a FIFO, a device, a file that keeps growing without a
+# newline, a file that shrinks, and with stdout that cannot take it. A stand-in squeue says the
+# train stage runs (tests/lib/fake_squeue.sh; on a real cluster: tests/integration).
+source "$TRNSLURM_SOURCE_DIR/tests/lib/fake_squeue.sh"
+fake_squeue "$work/fake"
+printf 'job convert 101\njob precompile 102\njob train 103\njob convert_back 104\nstate submitted\n' \
+  >>"runs/$chain/journal"
+fake_state 101 COMPLETED
+fake_state 102 COMPLETED
+fake_state 103 RUNNING
+fake_state 104 PENDING
+mkdir -p "runs/$chain/logs"
+log=$work/runs/$chain/logs/train-103.out
+for kind in fifo device; do
+  hostile "$kind" "$log"
+  refused "logs" "$log" "$kind" logs "$chain" --stage train
+  refused "logs -f" "$log" "$kind" logs "$chain" --stage train -f
+done
+
+# follow ARGS...: `trnslurm ARGS` in the background under the same limits, stdout to $follow_out
+# (/dev/null unless set), stderr to $work/.err; its pid in $pid, and once its header is out.
+follow() {
+  timeout 20 bash -c 'ulimit -v 1048576; exec "$@"' _ "$TRNSLURM_BIN" "$@" >"${follow_out:-/dev/null}" \
+    2>"$work/.err" &
+  pid=$!
+  for _ in $(seq 100); do grep -q '^==> ' "$work/.err" 2>/dev/null && break; sleep 0.1; done
+}
+# stopped SIGNAL WHAT: sends SIGNAL to the follow above; it ends with 0, not killed by timeout.
+stopped() {
+  sleep 0.5 # past the header: the handler is in place
+  kill -"$1" "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  expect_eq "$2: ends on SIG$1 with 0 (124: it hung until timeout killed it)" 0 "$rc"
+}
+# A log growing faster than it can be read (sparse: 256 MiB at a time, no disk), no newline in it.
+grow() { while truncate -s +256M "$log"; do sleep 0.01; done; }
+rm -f "$log"
+printf 'begin' >"$log"
+grow &
+grower=$!
+follow logs "$chain" --stage train -f
+stopped TERM "logs -f on a log that grows without newlines"
+follow logs "$chain" --stage train -f
+stopped INT "logs -f on a log that grows without newlines"
+# Without -f: what the log held when it was opened, not what it grows to.
+limited_null() {
+  rc=0
+  timeout 20 bash -c 'ulimit -v 1048576; exec "$@" >/dev/null' _ "$TRNSLURM_BIN" "$@" 2>"$work/.err" || rc=$?
+}
+: >"$log"
+limited_null logs "$chain" --stage train
+expect_eq "logs on a log that grows: ends, exit 0 (124: hung)" 0 "$rc"
+kill "$grower"
+wait "$grower" 2>/dev/null || true
+
+# A log that shrinks while it is followed is said and printed again from its start.
+printf 'first line\n' >"$log"
+follow_out=$work/.followed follow logs "$chain" --stage train -f
+for _ in $(seq 100); do grep -q 'first line' "$work/.followed" && break; sleep 0.1; done
+printf 'again\n' >"$log"
+for _ in $(seq 100); do grep -q 'again' "$work/.followed" && break; sleep 0.1; done
+stopped TERM "logs -f on a log that shrinks"
+expect_contains "logs -f: the shrinking said" "$log: the log shrank from 11 to " "$(cat "$work/.err")"
+expect_eq "logs -f: printed again from its start" "first line
+again" "$(cat "$work/.followed")"
+
+# stdout that cannot take the log: exit 1 with the reason, at once, -f included.
+for f in "" -f; do
+  rc=0
+  # shellcheck disable=SC2086  # $f: no option, or -f
+  timeout 20 "$TRNSLURM_BIN" logs "$chain" --stage train $f >/dev/full 2>"$work/.err" || rc=$?
+  expect_eq "logs $f >/dev/full: exit" 1 "$rc"
+  expect_contains "logs $f >/dev/full: why" "cannot write the log to stdout: No space left on device" \
+    "$(cat "$work/.err")"
+done
+
 finish
