@@ -57,7 +57,9 @@ if [ "$install_deps" = 1 ]; then
   "$src/scripts/install-deps"
 fi
 
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTRNSLURM_BUILD_TESTS=OFF \
+# Every node builds at boot: the core is compiled as a few unity files (the CLI's command files
+# never are: cli/CMakeLists.txt): each header the core files share is parsed once per unity file.
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTRNSLURM_BUILD_TESTS=OFF -DCMAKE_UNITY_BUILD=ON \
   -DTRNSLURM_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_INSTALL_PREFIX="${TRNSLURM_INSTALL_PREFIX:-/usr/local}" \
   -DTRNSLURM_PLUGIN_DIR="$plugin_dir" -DTRNSLURM_SLURM_CONFDIR="$confdir" >"$work/cmake.log" ||
   { cat "$work/cmake.log" >&2; exit 1; }

@@ -24,7 +24,7 @@ constexpr std::uint64_t first_read = 4096;
 constexpr std::uint64_t next_read = 512;
 // Token offsets are read in slices of this many bytes under --verify.
 constexpr std::size_t offsets_slice = std::size_t{64} * 1024;
-constexpr std::string_view corrupt_hint = "the file is damaged or not an Arrow IPC file: regenerate it";
+constexpr std::string_view arrow_corrupt_hint = "the file is damaged or not an Arrow IPC file: regenerate it";
 
 struct Message {
   MessageHeader type = MessageHeader::NONE;
@@ -62,7 +62,7 @@ class Reader {
     return window_.data();
   }
 
-  Error error(std::uint64_t offset, std::string what, std::string_view hint = corrupt_hint) const {
+  Error error(std::uint64_t offset, std::string what, std::string_view hint = arrow_corrupt_hint) const {
     return Error{std::move(what), where(file_.path(), offset), std::string(hint)};
   }
 

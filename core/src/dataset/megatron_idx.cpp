@@ -39,7 +39,7 @@ std::uint64_t item_size(std::uint8_t code) {
   }
 }
 
-constexpr std::string_view corrupt_hint =
+constexpr std::string_view megatron_corrupt_hint =
     "the .idx file is damaged or not a Megatron indexed dataset: rebuild it";
 
 // Walks an array of T at offset in slices, calling f(index, value, byte offset) until it fails.
@@ -71,7 +71,7 @@ Result<MegatronCount> count_megatron(const std::filesystem::path& idx, bool veri
   auto opened = ReadOnlyFile::open(idx);
   if (!opened) return std::unexpected(opened.error());
   const ReadOnlyFile& file = *opened;
-  const auto error = [&](std::uint64_t at, std::string what, std::string_view hint = corrupt_hint) {
+  const auto error = [&](std::uint64_t at, std::string what, std::string_view hint = megatron_corrupt_hint) {
     return std::unexpected(Error{std::move(what), where(idx, at), std::string(hint)});
   };
   std::array<std::byte, header_size> h{};
