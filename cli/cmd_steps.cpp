@@ -1,8 +1,8 @@
 // `trnslurm steps` (hidden): run by a TorchTitan chain's train job on a compute node when the
 // chain counts its corpus's tokens (docs/plan.md, "Steps from the token count"). It makes the
 // plan again from the run's recipe, which now finds the count the chain's first job cached, prints
-// the figures that changed as `export TRNSLURM_...=...` lines for the job to eval, and brings the
-// run's plan.json up to date (status, watch and report read their totals there).
+// its figures as `export TRNSLURM_...=...` lines for the job to eval, and brings the run's
+// plan.json up to date (status, watch and report read their totals there).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -50,7 +50,7 @@ int run(const Options& o) {
     return exit_usage;
   }
   const auto fresh = to_json(*plan);
-  if (fresh.value("tokens_basis", "") == "estimated") {
+  if (fresh.value("dataset_source", "") == "estimate") {
     print_error({"the corpus's tokens are not counted yet", fresh.value("token_count_file", run_dir.string()),
                  "the chain's first job counts them: see its log (trnslurm logs)"});
     return exit_failure;
@@ -60,20 +60,20 @@ int run(const Options& o) {
     print_error({"the run's plan.json is not JSON", (run_dir / "plan.json").string(), ""});
     return exit_usage;
   }
-  std::vector<std::pair<std::string, std::string>> changed;
+  // Every figure, not only those that differ from plan.json: a requeued train job runs this again
+  // after the first attempt brought plan.json up to date, and its script still holds the estimate.
+  std::vector<std::pair<std::string, std::string>> figures;
   for (const auto& [key, value] : fresh.items()) {
     if (std::ranges::find(chain_keys, key) != chain_keys.end()) continue;
-    if (recorded.contains(key) && recorded.at(key) == value) continue;
     if (value.is_number() || value.is_string() || value.is_boolean())
-      changed.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
+      figures.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
     recorded[key] = value;
   }
   if (auto w = write_file_atomic(run_dir / "plan.json", recorded.dump(2) + "\n"); !w) {
     print_error(w.error());
     return exit_failure;
   }
-  TemplateValues figures(changed.begin(), changed.end());
-  for (const auto& [name, value] : exports_for(figures)) {
+  for (const auto& [name, value] : exports_for(TemplateValues(figures.begin(), figures.end()))) {
     auto quoted = shell_quote(value);
     if (!quoted) {
       print_error(quoted.error());

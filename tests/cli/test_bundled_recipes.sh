@@ -31,8 +31,13 @@ for name in $names; do
     [ ! -e "$work/$name/refused" ] || fail "$name: a refused submit left a runs directory"
   fi
   scripts=("$name"/runs/*/*.sh)
-  # Every enabled stage (an eager TorchTitan recipe has no precompile).
-  expect_eq "$name: rendered stages" "$((4 - $(grep -c '^enabled = false$' "$name/trnslurm.toml")))" "${#scripts[@]}"
+  # Every enabled stage; an eager TorchTitan recipe's precompile is left out even when it is not
+  # disabled (no --compile.backend neuron: nothing to compile ahead, docs/chain.md).
+  stages=$((4 - $(grep -c '^enabled = false$' "$name/trnslurm.toml" || true)))
+  if [ "$track" = current ] && [ "$stages" = 4 ] && ! grep -v '^#' "$name/trnslurm.toml" | grep -q -- '--compile.backend neuron'; then
+    stages=3
+  fi
+  expect_eq "$name: rendered stages" "$stages" "${#scripts[@]}"
   shellcheck -s bash "${scripts[@]}" || fail "$name: shellcheck found problems in the rendered scripts"
   checks=$((checks + 1))
   total=$(sed -n 's/^  "total_steps": \([0-9]*\),$/\1/p' "$name/plan.json")

@@ -57,7 +57,7 @@ expect_eq "-r completes files" "my-recipe.toml" "$(complete_words trnslurm plan 
 # Bundled recipe names, exactly `trnslurm recipes`' first column.
 run recipes
 expect_eq "init recipe names" "$(printf '%s\n' "$out" | cut -d' ' -f1 | sort)" "$(complete_words trnslurm init '')"
-expect_eq "init by prefix" "tiny-cpu" "$(complete_words trnslurm init tiny)"
+expect_eq "init by prefix" "$(lines tiny-cpu tiny-titan-cpu)" "$(complete_words trnslurm init tiny)"
 expect_eq "recipes NAME" "$(lines llama2-7b-trn1)" "$(complete_words trnslurm recipes llama2-7b-trn1)"
 
 # Instance types, exactly the first column of `trnslurm instances`' table.

@@ -1,6 +1,6 @@
 # The README's first commands from a checkout only its owner can enter (mode 700, as root's home
 # is): the repository cloned there, then the demo's path (scripts/demo with the suite's build, not
-# built again): the cluster's files go where the slurm account reaches them, slurmctld still runs
+# built again; its default, the current track's tiny-titan-cpu, ending in a Hugging Face checkpoint): the cluster's files go where the slurm account reaches them, slurmctld still runs
 # as slurm, nothing above the checkout changes its mode, the demo's run stays in the checkout.
 # Then what a user does next: the demo's `up` again reuses the cluster and says so, another node
 # count replaces it and says why, and `eval "$(scripts/dev-cluster env)"` makes the README's next
@@ -46,9 +46,14 @@ runtime=$(readlink "$checkout/.cluster")
 trap '"$dc" down >/dev/null 2>&1 || true; rm -rf "${runtime:?}"' EXIT
 expect_eq "slurmctld runs as slurm" slurm "$(ps -o user= -p "$(cat "$runtime/run/slurmctld.pid")")"
 expect_eq "the plugin the jobs load is the build's" "" "$(cmp "$build/spank/trnslurm.so" "$runtime/lib/trnslurm.so")"
-run=$(ls -d "$checkout"/build/demo/runs/*/)
+# The demo's default is the current track (tiny-titan-cpu): a Hugging Face checkpoint at the end.
+run=$(dirname "$(ls "$checkout"/build/demo/runs/*/manifest.json)")/
 expect_contains "the demo's run stays in the checkout" "Progress picture: ${run}progress.png" "$out"
-[ -s "$checkout/build/demo/export/$(basename "$run")/checkpoint.pt" ] || fail "no final checkpoint in the checkout"
+expect_contains "the demo trained the TorchTitan recipe" "trnslurm init tiny-titan-cpu" "$out"
+for f in config.json model.safetensors.index.json tokenizer.json tokenizer_config.json; do
+  [ -s "$checkout/build/demo/export/$(basename "$run")/$f" ] || fail "no $f in the checkout's Hugging Face export"
+  checks=$((checks + 1))
+done
 
 # The demo again, as far as its cluster: reused, and said so; another shape replaces it, said why.
 msg=$("$dc" up --plugin "$build/spank/trnslurm.so" --bin-dir "$build/cli" 2>&1)

@@ -1,5 +1,6 @@
-# The README demo, end to end on the real two-node cluster: tiny-cpu's four stages, the commands
-# of the Neuron recipes, run by the CPU stand-ins of neuronx-distributed's scripts. The trainer's
+# The legacy track's demo (scripts/demo --legacy), end to end on the real two-node cluster:
+# tiny-cpu's four stages, the commands of the NxD recipes, run by the CPU stand-ins of
+# neuronx-distributed's scripts. (The default demo, tiny-titan-cpu: test_titan_chain.sh.) The trainer's
 # optimizer steps per epoch and in total equal the plan's, its warmup is the plan's, convert-back
 # exports the newest checkpoint with the model's tensors, and torchrun used the ranks and master
 # address the plugin set. Mid-train, status shows the trainer's progress; a requeue of the train

@@ -17,7 +17,7 @@ std::string_view count_tokens_program() {
 
 std::optional<TokenCountStage> token_count_stage(const Recipe& recipe, const nlohmann::json& plan,
                                                  TemplateValues& values) {
-  if (!plan.is_object() || plan.value("tokens_basis", "") != "estimated" ||
+  if (!plan.is_object() || plan.value("dataset_source", "") != "estimate" ||
       plan.value("token_count_file", "").empty() || !values.contains("dataset.tokenizer"))
     return std::nullopt;
   const auto python =

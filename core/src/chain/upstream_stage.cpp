@@ -129,20 +129,28 @@ bool torchtitan(const Recipe& recipe) {
 // step (--trn-launch=torchrun: per-node settings only), torchrun with c10d rendezvous on the
 // plugin's MASTER_ADDR (as upstream's multinode_trainer.slurm), one worker per logical core of the
 // plan; a node whose plugin counts other cores refuses before anything starts (the world size,
-// so the data-parallel degree and the batch, would not be the plan's).
-std::string titan_torchrun_task(std::string_view module) {
-  return std::string(
-             "srun --ntasks-per-node=1 --kill-on-bad-exit=1 --trn-launch=torchrun bash -c '"
-             "n=$1; shift; if [ -n \"${TRNSLURM_NPROC_PER_NODE:-}\" ] && [ \"$TRNSLURM_NPROC_PER_NODE\" != "
-             "\"$n\" ]; "
-             "then echo \"trnslurm: $(hostname) has $TRNSLURM_NPROC_PER_NODE logical NeuronCores, the plan "
-             "$n\" >&2; "
-             "exit 1; fi; \\\n"
-             "    exec torchrun --nnodes \"$TRNSLURM_NNODES\" --nproc_per_node \"$n\" --rdzv_backend c10d "
-             "--rdzv_endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
-             "    --rdzv_id \"$SLURM_JOB_ID\" \"$@\"' torchrun {{cores_per_node}} \\\n"
-             "    -m ") +
-         std::string(module) + " ";
+// so the data-parallel degree and the batch, would not be the plan's). On the CPU backend the
+// workers are CPU processes: the NeuronCores a node may have are not theirs, nothing is compared.
+// No --kill-on-bad-exit: when a node dies, c10d lets the other agents see it and exit at once, and
+// srun's kill of the step would then be queued for the dead node too; Slurm delivers it once the
+// node is back, to the requeued job's step of the same id (seen on the dev cluster: the resumed
+// train killed seconds after it started). The step still ends on a trainer's failure: that node's
+// agent exits, and the other nodes' workers at TorchTitan's collective timeout (comm.*).
+std::string titan_torchrun_task(std::string_view module, bool neuron_cores) {
+  const std::string_view check =
+      neuron_cores
+          ? "if [ -n \"${TRNSLURM_NPROC_PER_NODE:-}\" ] && [ \"$TRNSLURM_NPROC_PER_NODE\" != \"$n\" ]; "
+            "then echo \"trnslurm: $(hostname) has $TRNSLURM_NPROC_PER_NODE logical NeuronCores, the plan "
+            "$n\" >&2; exit 1; fi; "
+          : "";
+  return fmt::format(
+      "srun --ntasks-per-node=1 --trn-launch=torchrun bash -c '"
+      "n=$1; shift; {}\\\n"
+      "    exec torchrun --nnodes \"$TRNSLURM_NNODES\" --nproc_per_node \"$n\" --rdzv_backend c10d "
+      "--rdzv_endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
+      "    --rdzv_id \"$SLURM_JOB_ID\" \"$@\"' torchrun {{{{cores_per_node}}}} \\\n"
+      "    -m {} ",
+      check, module);
 }
 
 // "torchtitan/train.py" -> "torchtitan.train": run as upstream's run_train.sh does (-m).
@@ -227,9 +235,12 @@ Result<UpstreamCommand> upstream_command(const Recipe& recipe, const StageRecipe
   }
   auto path = shell_quote(stage.script);
   if (!path) return std::unexpected(path.error());
-  if (titan && stage.launch == Launch::torchrun)
-    c += titan_torchrun_task(module_of(stage.script)) + words->substr(words->starts_with(' ') ? 1 : 0) + "\n";
-  else {
+  if (titan && stage.launch == Launch::torchrun) {
+    const auto backend = values.find("hw_backend");
+    const bool neuron_cores = backend == values.end() || backend->second != "cpu";
+    c += titan_torchrun_task(module_of(stage.script), neuron_cores) +
+         words->substr(words->starts_with(' ') ? 1 : 0) + "\n";
+  } else {
     if (stage.launch == Launch::torchrun)
       c += fmt::format(fmt::runtime(torchrun_task), stage.compile_only ? "neuron_parallel_compile " : "");
     else

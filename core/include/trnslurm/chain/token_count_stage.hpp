@@ -23,7 +23,7 @@ struct TokenCountStage {
 };
 
 // nullopt when the plan's steps need no count: a corpus that is not text, a stated count, or a
-// count already cached (the plan's "tokens_basis" is not "estimated"). Adds to `values` what the
+// count already cached (the plan's "dataset_source" is not "estimate"). Adds to `values` what the
 // templates use besides the plan's and the recipe's values (recipe_dir).
 std::optional<TokenCountStage> token_count_stage(const Recipe& recipe, const nlohmann::json& plan,
                                                  TemplateValues& values);
