@@ -285,3 +285,40 @@ TEST_CASE(
   REQUIRE(off);
   CHECK_FALSE(off->stage("precompile").enabled);
 }
+
+namespace {
+// A stage's words as written, with the values of `--model_name` and `--model_flavor` (the model
+// each recipe converts) and `--metrics.log_freq` (the tiny recipe logs every step) left out.
+std::vector<std::string> stage_words(const Recipe& recipe, std::string_view stage) {
+  std::vector<std::string> words;
+  for (const auto& w : recipe.stage(stage).args) words.push_back(w.text);
+  return without(words, {"--model_name", "--model_flavor", "--metrics.log_freq"});
+}
+}  // namespace
+
+TEST_CASE("upstream_stage: every bundled TorchTitan recipe runs the stages the tiny CPU recipe proves") {
+  const auto* tiny_text = find_bundled_recipe("tiny-titan-cpu");
+  REQUIRE(tiny_text != nullptr);
+  const auto tiny = load_recipe_text(tiny_text->text, "tiny-titan-cpu.toml");
+  REQUIRE(tiny);
+  int titan = 0;
+  for (const auto& b : bundled_recipes()) {
+    auto r = load_recipe_text(b.text, std::string(b.name) + ".toml");
+    REQUIRE(r);
+    if (r->upstream.trainer != Trainer::torchtitan || b.name == "tiny-titan-cpu") continue;
+    ++titan;
+    INFO(b.name);
+    for (const auto* stage : {"convert", "train", "convert_back"}) {
+      INFO(stage);
+      CHECK(r->stage(stage).command.empty());
+      CHECK(r->stage(stage).script == tiny->stage(stage).script);
+      CHECK(r->stage(stage).launch == tiny->stage(stage).launch);
+      CHECK(stage_words(*r, stage) == stage_words(*tiny, stage));
+    }
+    // On Trainium the node's logical NeuronCores are checked against the plan's before torchrun.
+    const auto chain = render_titan(*r);
+    REQUIRE(chain.stages.size() == 3);
+    CHECK(chain.stages[1].script.find("logical NeuronCores") != std::string::npos);
+  }
+  CHECK(titan >= 5);
+}
