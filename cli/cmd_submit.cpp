@@ -12,6 +12,7 @@
 #include "output.hpp"
 #include "process.hpp"
 #include "recipe_options.hpp"
+#include "trainer_help.hpp"
 #include "trnslurm/submit/submit_workflow.hpp"
 
 namespace trnslurm::cli {
@@ -151,6 +152,30 @@ int print_failure(const SubmitError& f) {
   }
 }
 
+// The installed trainer asked about the train stage's flags, as `doctor --recipe` does, before
+// anything is queued (docs/upstream.md): TorchTitan moves faster than the interface record, and
+// the record cannot know the fork's own changes. A flag its --help does not list refuses the
+// submission; a trainer that cannot be asked (no free node within 30 s, no venv on this host) is a
+// warning: the flags were checked against the record when the recipe loaded.
+bool installed_trainer_accepts(const Recipe& recipe) {
+  const auto checked = check_installed_trainer(recipe);
+  if (!checked) {
+    print_warning(
+        fmt::format("{} ({}); {}; the train stage's flags were checked against the interface "
+                    "record only",
+                    checked.error().what, checked.error().where, checked.error().hint));
+    return true;
+  }
+  if (checked->not_listed.empty()) return true;
+  print_error({fmt::format("the installed trainer's --help (asked on {}) lists none of {}: it would refuse "
+                           "the train stage (exit 2)",
+                           checked->where, fmt::join(checked->not_listed, ", ")),
+               recipe.where("stages.train.args"),
+               "remove or rename those flags for the trainer in upstream.venv (its --help lists what it "
+               "takes), or install the release the recipe names; nothing was submitted"});
+  return false;
+}
+
 int run(const Options& args) {
   const auto planned = load_and_plan(args.recipe, args.dataset);
   if (!planned) {
@@ -158,6 +183,7 @@ int run(const Options& args) {
     return exit_usage;
   }
   for (const auto& w : planned->plan.warnings) print_warning(w);
+  if (!args.dry_run && !installed_trainer_accepts(planned->recipe)) return exit_usage;
   const auto mode = parse_precompile_mode(args.precompile);
   if (!mode) {
     print_error(mode.error());

@@ -27,6 +27,24 @@ capture "$trn" plan
 expect_eq "plan exit code" 0 "$rc"
 expect_contains "the plan labels its estimate" "estimate" "$out"
 
+# submit asks the installed trainer (its --help, on a compute node) before anything is queued: one
+# that lacks a flag of the train stage (the stand-in reading a record without
+# checkpoint.last_save_model_only, as a newer release might) refuses the submission, naming it.
+"$py" - "$TRNSLURM_SOURCE_DIR/interfaces/torchtitan-neuron-2.33.json" narrowed.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["scripts"]["torchtitan/train.py"]
+s["flags"] = [f for f in s["flags"] if f["dest"] != "checkpoint.last_save_model_only"]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+chmod a+r narrowed.json
+TRNSLURM_TORCHTITAN_RECORD=$work/narrowed.json capture "$trn" submit
+expect_eq "submit refused by the installed trainer (exit code)" 2 "$rc"
+expect_contains "the refusal names the flag" "lists none of --checkpoint.no_last_save_model_only" "$out"
+left=$(find runs -mindepth 1 -maxdepth 1 ! -name token-counts 2>/dev/null || true)
+[ -z "$(squeue -h -o %i)" ] && [ -z "$left" ] || fail "a refused submit queued jobs or left $left: $(squeue -h)"
+checks=$((checks + 1))
+
 capture "$trn" submit --set stages.train.env.TRNSLURM_STANDIN_STEP_DELAY=0.5
 expect_eq "submit exit code" 0 "$rc"
 chain=$(chain_of "$out")
