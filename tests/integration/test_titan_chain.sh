@@ -108,6 +108,7 @@ done
 # world size), the restart.
 capture "$trn" status "$chain"
 expect_contains "status shows the restart" "restart 1" "$out"
+expect_contains "status says why there is no precompile" "precompile none: an eager configuration" "$out"
 "$trn" status "$chain" --json >status.json
 expect_eq "final progress: the plan's total, a loss, tokens/s, a restart" \
   "$total True True True" \

@@ -109,6 +109,7 @@ json to_json(const KeyUse& use) {
   if (use.waits_for_job) j["waits_for_job"] = *use.waits_for_job;
   if (!use.warm_since.empty()) j["warm_since"] = use.warm_since;
   if (!use.warm_chain.empty()) j["warm_chain"] = use.warm_chain;
+  if (!use.left_out.empty()) j["left_out"] = use.left_out;
   return j;
 }
 
@@ -130,6 +131,7 @@ Result<KeyUse> key_use_from_json(const json& j, const std::string& where) {
   u.waits_for_job = job_of(j, "waits_for_job");
   u.warm_since = string_of(j, "warm_since");
   u.warm_chain = string_of(j, "warm_chain");
+  u.left_out = string_of(j, "left_out");
   return u;
 }
 

@@ -85,7 +85,8 @@ std::string describe(const KeyUse& use) {
     case PrecompileRole::compiles:
       return "precompile compiles into the cache";
     case PrecompileRole::not_run:
-      if (use.waits_for_chain.empty()) return "precompile not run";
+      if (use.waits_for_chain.empty())
+        return use.left_out.empty() ? "precompile not run" : "precompile " + use.left_out;
       return fmt::format("precompile not run; train waits for chain {} (job {}), which compiles the same key",
                          use.waits_for_chain, use.waits_for_job ? std::to_string(*use.waits_for_job) : "?");
   }

@@ -30,6 +30,7 @@ Result<std::optional<SubmitCache>> prepare_cache(const Recipe& recipe, const Pla
   c.loc = cache_location(recipe);
   c.key = std::move(*key);
   c.mode = mode;
+  c.left_out = recipe.stage("precompile").left_out;
   if (!dry_run) {
     auto lock = lock_key(c.loc, c.key.hex);
     if (!lock) return std::unexpected(lock.error());
@@ -92,6 +93,7 @@ Result<std::string> record_cache(const SubmitCache& cache, const ChainSpec& chai
     use.waits_for_chain = cache.decision.after->chain_id;
     use.waits_for_job = cache.decision.after->job;
   }
+  if (use.precompile == PrecompileRole::not_run) use.left_out = cache.left_out;
   if (cache.decision.warm) {
     use.warm_since = cache.decision.warm->since;
     use.warm_chain = cache.decision.warm->chain;

@@ -114,4 +114,16 @@ TEST_CASE("precompile_decision: what status says, and the run directory's record
   CHECK(back->key == "0123456789abcdef");
   CHECK(back->cache_dir == "/fsx/cache");
   CHECK(describe(back->use) == describe(skipped));
+
+  // A precompile the recipe leaves out (an eager TorchTitan configuration): status says why, from
+  // the run directory's record.
+  KeyUse eager;
+  eager.chain_id = "20261124-120000-000-0000abcd";
+  eager.precompile = PrecompileRole::not_run;
+  eager.left_out = "none: an eager configuration compiles nothing ahead";
+  CHECK(describe(eager) == "precompile none: an eager configuration compiles nothing ahead");
+  REQUIRE(write_chain_cache(dir.path(), ChainCache{"0123456789abcdef", "/fsx/cache", eager}));
+  const auto eager_back = read_chain_cache(dir.path());
+  REQUIRE(eager_back);
+  CHECK(describe(eager_back->use) == describe(eager));
 }

@@ -70,6 +70,7 @@ struct KeyUse {
   std::optional<JobId> waits_for_job;   // and its precompile job
   std::string warm_since;               // skipped: the marker's date and chain
   std::string warm_chain;
+  std::string left_out;  // not run: why the recipe leaves its precompile out (an eager TorchTitan one)
 };
 nlohmann::json to_json(const KeyUse& use);
 Result<KeyUse> key_use_from_json(const nlohmann::json& j, const std::string& where);

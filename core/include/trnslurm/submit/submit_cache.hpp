@@ -23,6 +23,7 @@ struct SubmitCache {
   std::optional<LiveCompile> live;
   PrecompileDecision decision;
   std::optional<CacheLock> lock;  // held from the decision until the chain's use is recorded
+  std::string left_out;           // the recipe's reason for leaving its precompile out, if it does
 };
 
 // nullopt when the recipe keeps no compile cache (cache.enabled = false). A real submit locks the
