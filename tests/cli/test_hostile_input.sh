@@ -160,6 +160,60 @@ expect_eq "path with an escape: exit" 2 "$rc"
 case $err in *$'\033'*) fail "an escape sequence reached the terminal: $err" ;; esac
 expect_contains "path with an escape, escaped" 'x\x1b[2Jy.toml' "$err"
 
+# Values that a second shell would read as code, in a recipe's stage command: what a pipeline
+# prints into a shell, a here-string or a here-document a shell reads, declare -i. Refused at the
+# placeholder's file:line:column whatever the value (only a whole number is placed there), before
+# anything is written; nothing runs. A here-document only cat reads takes the value; a quoted
+# one would not expand it and is refused.
+stage_command() { # stage_command FILE COMMAND: good.toml with stages.convert running COMMAND
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys
+text = open("good.toml").read()
+start = text.index("[stages.convert]")
+end = text.index("[", text.index("\n", start))
+command = '[stages.convert]\ntime = "00:05:00"\ncommand = """\nset -e\n' + sys.argv[2] + '\n"""\n\n'
+open(sys.argv[1], "w").write(text[:start] + command + text[end:])
+PY
+}
+dataset="$work/data/\$(touch $work/owned)"
+before=$(find runs -mindepth 1 -maxdepth 1 | wc -l)
+i=0
+for command in 'echo {{dataset_path}} |
+  bash' 'echo "ls {{dataset_path}}" | sudo -u nobody sh' 'bash <<< "ls {{dataset_path}}"' \
+  'bash -s <<EOF
+ls {{dataset_path}}
+EOF' 'cat <<EOF | sh
+ls {{dataset_path}}
+EOF' 'declare -i n={{dataset_path}}'; do
+  i=$((i + 1))
+  stage_command "code$i.toml" "$command"
+  line=$(grep -n '{{dataset_path}}' "code$i.toml" | head -1 | cut -d: -f1)
+  limited submit --dry-run -r "code$i.toml" --samples 4096 --dataset "$dataset"
+  expect_eq "value as code ($i): exit" 2 "$rc"
+  expect_match "value as code ($i): at the placeholder's file:line" "code$i\.toml:$line:[0-9]+: '\{\{dataset_path\}\}' is in " "$err"
+  expect_contains "value as code ($i): why" "is not a whole number" "$err"
+done
+stage_command quoted.toml "cat <<'EOF'
+{{dataset_path}}
+EOF"
+limited submit --dry-run -r quoted.toml --samples 4096 --dataset "$work/data"
+expect_eq "quoted here-document: exit" 2 "$rc"
+expect_contains "quoted here-document: why" "a here-document whose delimiter is quoted" "$err"
+expect_eq "values as code: nothing written" "$before" "$(find runs -mindepth 1 -maxdepth 1 | wc -l)"
+[ ! -e "$work/owned" ] || fail "a value ran as code"
+# shellcheck disable=SC2016  # the variable is the job script's
+stage_command heredoc.toml 'cat >"$TRNSLURM_RUN_DIR/paths" <<EOF
+{{dataset_path}}
+EOF'
+limited submit --dry-run -r heredoc.toml --samples 4096 --dataset "$dataset" --json
+expect_eq "here-document read by cat: accepted" 0 "$rc"
+script=runs/$(json 'j["chain_id"]')/convert.sh
+# shellcheck disable=SC2016  # the text of the rendered script
+expect_contains "here-document: the reference, unquoted, in the body" '
+${TRNSLURM_DATASET_PATH}
+EOF' "$(cat "$script")"
+bash -n "$script" || fail "the rendered script does not parse"
+
 # logs and logs -f on a stage's log that is a FIFO, a device, a file that keeps growing without a
 # newline, a file that shrinks, and with stdout that cannot take it. A stand-in squeue says the
 # train stage runs (tests/lib/fake_squeue.sh; on a real cluster: tests/integration).

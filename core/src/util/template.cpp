@@ -128,16 +128,43 @@ bool word_boundary(char c) {
 // - [[ ]] beside an arithmetic comparison (-eq, -lt, ...) or after -v: the same evaluation;
 // - a second shell's code: the command string of `bash -c` (sh, dash, zsh, ksh, su, flock...),
 //   the arguments of eval, ssh, watch, pdsh and clush, unless single quotes keep the outer shell
-//   from expanding the reference there (the inner shell then expands it from the environment).
-// Not recognised (docs/security.md says so): a value piped or written into a shell's input
-// (| bash, here-documents), `declare -i`, and a command string built in a variable first.
+//   from expanding the reference there (the inner shell then expands it from the environment);
+// - a shell's input: what a pipeline's earlier commands print into a shell that reads its
+//   script from stdin (`echo {{x}} | bash`), a here-string to one (`bash <<< {{x}}`) and the
+//   body of a here-document one reads (`bash <<EOF`, or `cat <<EOF | sh`). These are known only
+//   once the pipeline is read: the tracker keeps the placeholders of a pipeline and reports
+//   the first one a later shell reads (violation()).
+// A here-document's body is expanded as in double quotes (no quotes needed, none added); one
+// with a quoted delimiter (<<'EOF') expands nothing, so a placeholder there is refused.
+// Not recognised (docs/security.md says so): an assignment to a variable declared -i earlier,
+// a command string built in a variable first, arithmetic inside a single-quoted command string
+// or a quoted here-document that a shell reads, and pipelines through a `{ }` group into a
+// shell across lines.
 class QuoteTracker {
  public:
   enum class Context { unquoted, single, double_quoted };
 
+  // A placeholder refused wherever it is, found once the pipeline or here-document around it
+  // was read: its offset in the template, its name, and why.
+  struct Violation {
+    std::size_t offset;
+    std::string name;
+    std::string why;
+  };
+
+  // Why no value can be placed here at all, or nullopt.
+  std::optional<std::string> unexpanded() const {
+    if (stack_.back() == Frame::heredoc_literal)
+      return "a here-document whose delimiter is quoted (<<'EOF'), where bash expands nothing";
+    return std::nullopt;
+  }
+
   // Where the value of a placeholder here would be read as code, or nullopt.
   std::optional<std::string> code_context() const {
-    if (let_arguments()) return "an argument of let, which bash evaluates as arithmetic";
+    if (let_arguments()) return "an argument of let or declare -i, which bash evaluates as arithmetic";
+    for (std::size_t k = 0; k < stack_.size(); ++k)
+      if (stack_[k] == Frame::heredoc_expanding && bodies_open_[heredoc_index(k)].feeds_shell)
+        return "a here-document that a shell reads as its script";
     for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
       switch (*it) {
         case Frame::arithmetic:
@@ -175,14 +202,31 @@ class QuoteTracker {
       case Frame::ansi_c:
         return Context::single;
       case Frame::double_quoted:
+      case Frame::heredoc_expanding:  // expanded like double quotes; a quote there is a character
         return Context::double_quoted;
       default:
         return Context::unquoted;
     }
   }
 
-  // A placeholder was placed: it is part of the current word.
-  void placeholder() { word_char('\x01'); }
+  // A placeholder was placed at `offset`: it is part of the current word, and unless its value
+  // is a whole number, what a later shell of its pipeline reads is checked for it.
+  void placeholder(std::size_t offset, std::string_view name, bool whole_number) {
+    word_char('\x01');
+    if (whole_number) return;
+    const bool input = commands_.back().here_string;  // a here-string is its command's input
+    pipelines_.back().pending.push_back({offset, std::string(name), pipelines_.back().stage, input});
+    pipelines_.back().inside.push_back({offset, std::string(name), 0, false});
+  }
+
+  // The first placeholder found to be read by a shell, once found.
+  const std::optional<Violation>& violation() const { return violation_; }
+
+  // The end of the text ends every pipeline still open.
+  void finish() {
+    end_word();
+    end_stage(false);
+  }
 
   // Feeds text[i]; returns how many characters were consumed (2 for an escape).
   std::size_t feed(std::string_view text, std::size_t i) {
@@ -190,10 +234,35 @@ class QuoteTracker {
     const char c = text[i];
     const char next = i + 1 < text.size() ? text[i + 1] : '\0';
     const Frame top = stack_.back();
+    if (c == '\n' && is_command_frame(top) && !bodies_queued_.empty()) {
+      // The line that opened here-documents ends: the first body starts.
+      bodies_open_.push_back(bodies_queued_.front());
+      bodies_queued_.erase(bodies_queued_.begin());
+      push(bodies_open_.back().quoted ? Frame::heredoc_literal : Frame::heredoc_expanding);
+      return 1;
+    }
+    if ((top == Frame::heredoc_literal || top == Frame::heredoc_expanding) &&
+        (i == 0 || text[i - 1] == '\n')) {
+      const auto eol = std::min(text.find('\n', i), text.size());
+      auto line = text.substr(i, eol - i);
+      if (bodies_open_.back().strip_tabs)
+        while (line.starts_with('\t')) line.remove_prefix(1);
+      if (line == bodies_open_.back().delimiter) {
+        bodies_open_.pop_back();
+        pop();
+        return eol - i;
+      }
+    }
     switch (top) {
-      case Frame::comment:
-        if (c == '\n') pop();
+      case Frame::heredoc_literal:
         return 1;
+      case Frame::heredoc_expanding:
+        if (c == '\\') return 2;
+        return open_substitution(text, i);
+      case Frame::comment:
+        if (c != '\n') return 1;
+        pop();
+        return feed(text, i);  // the newline ends the command line, as without the comment
       case Frame::single:
         if (c == '\'') pop();
         return 1;
@@ -295,23 +364,61 @@ class QuoteTracker {
     command_sub,
     backtick,
     comment,
-    arithmetic,     // $(( )) and (( ))
-    arith_paren,    // ( ) inside arithmetic
-    arith_bracket,  // $[ ]
-    subscript,      // name[ ]
-    param_word,     // ${name...}: the rest of a parameter expansion up to }
-    param_offset,   // ${name:offset:length}
-    test,           // [[ ]]
+    arithmetic,         // $(( )) and (( ))
+    arith_paren,        // ( ) inside arithmetic
+    arith_bracket,      // $[ ]
+    subscript,          // name[ ]
+    param_word,         // ${name...}: the rest of a parameter expansion up to }
+    param_offset,       // ${name:offset:length}
+    test,               // [[ ]]
+    heredoc_expanding,  // a here-document's body, <<EOF
+    heredoc_literal,    // <<'EOF': nothing expanded
+  };
+
+  // A here-document: read from its operator, its body starts on the next line.
+  struct Heredoc {
+    std::string delimiter;
+    bool quoted = false;       // <<'EOF', <<"EOF", <<\EOF
+    bool strip_tabs = false;   // <<-
+    std::size_t stage = 0;     // the command of its pipeline it feeds
+    bool feeds_shell = false;  // that command, or a later one of its pipeline, runs its input
+  };
+
+  struct Pending {
+    std::size_t offset;
+    std::string name;
+    std::size_t stage;  // the pipeline's command it is in
+    bool input;         // in that command's input (a here-string), not its arguments
+  };
+
+  // A pipeline being read at one level of command: its placeholders, which of its commands
+  // read their input as a script, its here-documents.
+  struct Pipeline {
+    std::size_t stage = 0;
+    int groups = 0;  // ( ) and { } open: their commands are one stage of the pipeline
+    std::vector<Pending> pending;
+    std::vector<Pending> inside;  // every placeholder of this level: a command substitution's output
+    std::vector<bool> shells;     // by stage: reads its input as a script
+    std::vector<Heredoc> heredocs;
+    bool after_pipe = false;  // only blanks since the last |: a newline there continues it
   };
 
   // The words of the simple command being read, at one level of command (the script, a command
   // substitution): enough to know a second shell's command string and eval's arguments.
   struct Command {
     std::string word;             // the current word's text, quotes removed
+    std::size_t words = 0;        // words ended so far
     bool shell = false;           // a word so far names a shell (or su, flock...)
     bool command_string = false;  // the current word is the command string of -c
     bool all_arguments = false;   // eval, ssh...: every word after is read by a shell
-    bool let = false;             // let: every word after is arithmetic
+    bool let = false;             // let, declare -i: every word after is arithmetic
+    bool declare = false;         // declare, typeset, local, export, readonly: -i makes it let
+    bool wrapper = false;         // sudo, env, srun, timeout...: runs the command after it
+    bool script_shell = false;    // the command run is a shell (sh, bash...)
+    bool saw_c = false;           // ... given its script by -c
+    bool operand = false;         // ... or by a file named after it
+    bool here_string = false;     // the next word is the command's input (<<<)
+    bool reads_script() const { return script_shell && !saw_c && !operand; }
   };
 
   static bool is_command_frame(Frame f) {
@@ -320,12 +427,67 @@ class QuoteTracker {
 
   void push(Frame f) {
     stack_.push_back(f);
-    if (is_command_frame(f)) commands_.emplace_back();
+    if (is_command_frame(f)) {
+      commands_.emplace_back();
+      pipelines_.emplace_back();
+    }
   }
   void pop() {
     if (stack_.size() <= 1) return;
-    if (is_command_frame(stack_.back())) commands_.pop_back();
+    if (is_command_frame(stack_.back())) {
+      end_word();
+      end_stage(false);
+      // What a command substitution prints is part of the command around it.
+      auto inside = std::move(pipelines_.back().inside);
+      commands_.pop_back();
+      pipelines_.pop_back();
+      auto& outer = pipelines_.back();
+      for (auto& p : inside) {
+        outer.pending.push_back({p.offset, p.name, outer.stage, commands_.back().here_string});
+        outer.inside.push_back(std::move(p));
+      }
+    }
     stack_.pop_back();
+  }
+
+  // The index in bodies_open_ of the here-document at stack_[k].
+  std::size_t heredoc_index(std::size_t k) const {
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < k; ++j)
+      if (stack_[j] == Frame::heredoc_expanding || stack_[j] == Frame::heredoc_literal) ++n;
+    return n;
+  }
+
+  // A command of the pipeline ends: by `|` (the pipeline goes on) or by anything else. A
+  // command that runs its input as a script makes every earlier placeholder of the pipeline
+  // (and one in its own input) a violation.
+  void end_stage(bool pipe) {
+    auto& p = pipelines_.back();
+    const bool runs_input = commands_.back().reads_script();
+    if (p.shells.size() <= p.stage) p.shells.resize(p.stage + 1, false);
+    if (runs_input) {
+      p.shells[p.stage] = true;
+      for (const auto& pending : p.pending)
+        if (!violation_ && (pending.stage < p.stage || (pending.stage == p.stage && pending.input)))
+          violation_ =
+              Violation{pending.offset, pending.name,
+                        "what a shell reads as its script (a pipe or a here-string into sh, bash...)"};
+    }
+    commands_.back() = Command{};
+    if (pipe) {
+      ++p.stage;
+      p.after_pipe = true;
+      return;
+    }
+    for (auto& h : p.heredocs) {  // their bodies start after this line, in a group too
+      for (std::size_t k = h.stage; k < p.shells.size(); ++k) h.feeds_shell = h.feeds_shell || p.shells[k];
+      bodies_queued_.push_back(std::move(h));
+    }
+    p.heredocs.clear();
+    if (p.groups > 0) return;
+    p.pending.clear();
+    p.shells.clear();
+    p.stage = 0;
   }
 
   // The index in stack_ of the innermost command frame.
@@ -350,20 +512,36 @@ class QuoteTracker {
     const std::string_view word = cmd.word;
     const auto slash = word.rfind('/');
     const auto base = slash == std::string_view::npos ? word : word.substr(slash + 1);
+    const bool option = word.size() > 1 && word.front() == '-' && word[1] != '-' &&
+                        std::ranges::all_of(word.substr(1), [](char ch) {
+                          return std::isalpha(static_cast<unsigned char>(ch)) != 0;
+                        });
+    const auto is_any = [&](std::initializer_list<std::string_view> names) {
+      return std::ranges::find(names, base) != names.end();
+    };
+    const bool names_shell = is_any({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"});
     if (cmd.command_string) {
       cmd.command_string = false;  // the command string ended; what follows are its $0, $1...
-    } else if (cmd.shell && word.size() > 1 && word.front() == '-' && word[1] != '-' &&
-               word.find('c') != std::string_view::npos && std::ranges::all_of(word.substr(1), [](char ch) {
-                 return std::isalpha(static_cast<unsigned char>(ch)) != 0;
-               })) {
+    } else if (cmd.shell && option && word.find('c') != std::string_view::npos) {
       cmd.command_string = true;
+      cmd.saw_c = true;
+    } else if (cmd.script_shell && !option && !cmd.here_string &&
+               word.find_first_of("<>") == std::string_view::npos) {
+      cmd.operand = true;  // a script file: the input is the script's data
     }
-    for (const std::string_view sh :
-         {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "su", "runuser", "flock", "script"})
-      if (base == sh) cmd.shell = true;
-    for (const std::string_view any : {"eval", "ssh", "watch", "pdsh", "clush"})
-      if (base == any) cmd.all_arguments = true;
+    if (cmd.words == 0 || (cmd.wrapper && !cmd.script_shell)) {
+      if (names_shell) cmd.script_shell = true;
+      if (cmd.words == 0 && is_any({"sudo", "env", "nice", "nohup", "exec", "command", "time", "stdbuf",
+                                    "timeout", "srun", "flock", "setsid", "chrt", "taskset", "numactl"}))
+        cmd.wrapper = true;
+      if (cmd.words == 0 && is_any({"declare", "typeset", "local", "export", "readonly"})) cmd.declare = true;
+    }
+    if (cmd.declare && option && word.find('i') != std::string_view::npos) cmd.let = true;
+    if (names_shell || is_any({"busybox", "su", "runuser", "flock", "script"})) cmd.shell = true;
+    if (is_any({"eval", "ssh", "watch", "pdsh", "clush"})) cmd.all_arguments = true;
     if (base == "let") cmd.let = true;
+    cmd.here_string = false;
+    ++cmd.words;
     cmd.word.clear();
   }
 
@@ -371,19 +549,42 @@ class QuoteTracker {
   void track_words(std::string_view text, std::size_t i) {
     const char c = text[i];
     const Frame top = stack_.back();
+    if (top == Frame::heredoc_literal || top == Frame::heredoc_expanding) return;
     if (is_command_frame(top)) {
+      const auto at = [&](std::size_t k) { return k < text.size() ? text[k] : '\0'; };
+      const char prev = i > 0 ? text[i - 1] : '\0';
+      auto& pipeline = pipelines_.back();
+      if (c == '\n' && pipeline.after_pipe) return;
+      if (text.compare(i, 2, "<<") == 0) return;  // a here-document or here-string: unquoted() reads it
+      if (c == '#' && commands_.back().word.empty()) return;  // a comment, not a word
+      if (c != ' ' && c != '\t' && c != '\n') pipeline.after_pipe = false;
       if (c == ' ' || c == '\t') {
         end_word();
+      } else if (c == '&' && (prev == '>' || prev == '<' || at(i + 1) == '>')) {
+        word_char(c);  // a redirection (2>&1, &>), not a separator
+      } else if (c == '&' && prev == '|') {
+        // |&: the pipe before it already ended the command
+      } else if (c == '|' && at(i + 1) != '|' && prev != '|') {
+        end_word();
+        end_stage(true);
       } else if (word_boundary(c)) {
         end_word();
-        commands_.back() = Command{};  // a new command starts
+        end_stage(false);  // a new command starts (a group's commands stay one stage)
+        if (c == '(' && at(i + 1) != '(') ++pipelines_.back().groups;
+        if (c == ')' && pipelines_.back().groups > 0) --pipelines_.back().groups;
+      } else if (c == '{' && commands_.back().word.empty() && commands_.back().words == 0 &&
+                 (at(i + 1) == ' ' || at(i + 1) == '\n')) {
+        ++pipelines_.back().groups;
+      } else if (c == '}' && commands_.back().word.empty() && commands_.back().words == 0 &&
+                 pipelines_.back().groups > 0) {
+        --pipelines_.back().groups;
       } else if (c == '\\' && i + 1 < text.size()) {
         word_char(text[i + 1]);
       } else if (c != '\'' && c != '"') {
         word_char(c);
       }
     } else if (top == Frame::comment) {
-      if (c == '\n') commands_.back() = Command{};
+      // its newline ends the command line: fed again once the comment is closed
     } else if (!(top == Frame::single && c == '\'') && !(top == Frame::double_quoted && c == '"')) {
       word_char(c);
     }
@@ -477,6 +678,12 @@ class QuoteTracker {
       push(Frame::comment);
       return 1;
     }
+    if (text.compare(i, 3, "<<<") == 0) {
+      end_word();
+      commands_.back().here_string = true;
+      return 3;
+    }
+    if (c == '<' && next == '<') return open_heredoc(text, i);
     if (c == '(' && next == '(') {  // the (( )) command (a subshell in a subshell is written "( (")
       push(Frame::arithmetic);
       return 2;
@@ -493,6 +700,28 @@ class QuoteTracker {
     return open_substitution(text, i);
   }
 
+  // <<EOF, <<-EOF, <<'EOF'...: the delimiter is read now, the body after the line ends.
+  std::size_t open_heredoc(std::string_view text, std::size_t i) {
+    end_word();
+    Heredoc h;
+    std::size_t j = i + 2;
+    if (j < text.size() && text[j] == '-') {
+      h.strip_tabs = true;
+      ++j;
+    }
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+    for (; j < text.size() && !word_boundary(text[j]) && text[j] != '<' && text[j] != '>'; ++j) {
+      if (text[j] == '\'' || text[j] == '"' || text[j] == '\\') {
+        h.quoted = true;
+      } else {
+        h.delimiter += text[j];
+      }
+    }
+    h.stage = pipelines_.back().stage;
+    pipelines_.back().heredocs.push_back(std::move(h));
+    return j - i;
+  }
+
   static bool name_before(std::string_view text, std::size_t i) {
     std::size_t j = i;
     while (j > 0 && is_name_char(text[j - 1])) --j;
@@ -501,6 +730,10 @@ class QuoteTracker {
 
   std::vector<Frame> stack_{Frame::top};
   std::vector<Command> commands_{Command{}};
+  std::vector<Pipeline> pipelines_{Pipeline{}};
+  std::vector<Heredoc> bodies_queued_;  // opened on the line being read
+  std::vector<Heredoc> bodies_open_;    // by the here-document frames on the stack
+  std::optional<Violation> violation_;
 };
 
 // Inside [[ ]]: the word before the placeholder (quotes and blanks skipped) and the word after.
@@ -522,6 +755,14 @@ bool beside_arithmetic_test(std::string_view text, std::size_t open, std::size_t
   return is_op(text.substr(f, g - f), false);
 }
 
+constexpr const char* not_code_hint =
+    "only whole numbers (digits, an optional '-', no leading zero) may be placed there; pass the value "
+    "another "
+    "way: a script a second shell reads can expand the exported \"$TRNSLURM_...\" itself (in a single-quoted "
+    "command string, or a here-document whose delimiter is quoted), an argument after a command string is "
+    "$1; "
+    "compute outside arithmetic";
+
 }  // namespace
 
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
@@ -541,6 +782,7 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
       const auto n = std::min(quotes.feed(text, i), text.size() - i);
       out.append(text.substr(i, n));
       i += n;
+      if (quotes.violation()) break;
       continue;
     }
     const auto close = text.find("}}", i + 2);
@@ -564,18 +806,21 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
         return fail(fmt::format("the value of '{}' cannot be put in a job script: {}", name, q.error().what),
                     where_in(text, i, origin), q.error().hint);
       }
+      if (const auto none = quotes.unexpanded()) {
+        return fail(fmt::format("'{{{{{}}}}}' is in {}: its value would not be placed", name, *none),
+                    where_in(text, i, origin),
+                    "write the delimiter unquoted (<<EOF) so the body is expanded, or read the variable the "
+                    "placeholder stands for in the program the here-document feeds");
+      }
       auto code = quotes.code_context();
       if (!code && quotes.in_test() && beside_arithmetic_test(text, i, close + 2))
         code = "an arithmetic comparison of [[ ]] (-eq, -lt, ... or -v), which bash evaluates as code";
       if (code && !is_whole_number(found->second)) {
         return fail(fmt::format("'{{{{{}}}}}' is in {}, and its value '{}' is not a whole number", name,
                                 *code, printable(found->second, 200)),
-                    where_in(text, i, origin),
-                    "only whole numbers (digits, an optional '-', no leading zero) may be placed there; pass "
-                    "the value another way (a single-quoted command string expands \"$TRNSLURM_...\" itself, "
-                    "an argument after the command string is $1), or compute outside the arithmetic");
+                    where_in(text, i, origin), not_code_hint);
       }
-      quotes.placeholder();
+      quotes.placeholder(i, name, is_whole_number(found->second));
       const auto var = variable_for(name);
       out +=
           quotes.context() == QuoteTracker::Context::double_quoted ? "${" + var + "}" : "\"${" + var + "}\"";
@@ -584,6 +829,15 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
     }
     if (used != nullptr) used->emplace_back(name);
     i = close + 2;
+  }
+  if (how == Substitution::variables) {
+    quotes.finish();
+    if (const auto& v = quotes.violation()) {
+      const auto& value = values.find(v->name)->second;
+      return fail(fmt::format("'{{{{{}}}}}' is in {}, and its value '{}' is not a whole number", v->name,
+                              v->why, printable(value, 200)),
+                  where_in(text, v->offset, origin), not_code_hint);
+    }
   }
   return out;
 }

@@ -185,3 +185,61 @@ TEST_CASE("template: a second shell's command string takes no value it would rea
   }
   CHECK(*render_template("bash -c 'ls {{path}}'", v, {}) == "bash -c 'ls \"${TRNSLURM_PATH}\"'");
 }
+
+// Issue 31: a shell's input is its code. What a pipeline prints into a shell reading its script
+// from stdin, a here-string to one, and a here-document one reads (or a later command of its
+// pipeline) take whole numbers only; the refusal is at the placeholder, found once the pipeline
+// was read.
+TEST_CASE("template: a value a shell reads from its input is refused unless a whole number") {
+  const TemplateValues v{{"path", "/data/$(touch /tmp/owned)"}, {"n", "8"}};
+  for (const char* text :
+       {"echo {{path}} | bash", "printf '%s\\n' \"{{path}}\" | sh", "echo \"$(echo {{path}})\" | bash -s",
+        "echo {{path}} | tr a b | /bin/bash", "echo {{path}} |& sudo -u u bash", "{ echo {{path}}; } | sh",
+        "( echo {{path}}; echo ok ) | zsh", "cat <<< {{path}} | bash", "bash <<< \"ls {{path}}\"",
+        "bash -s <<EOF\nls {{path}}\nEOF", "cat <<EOF | sh\nls {{path}}\nEOF",
+        "x=1\nbash <<-EOF # comment\n\tls {{path}}\n\tEOF\n", "echo {{path}} 2>&1 | timeout 5 bash",
+        "declare -i k={{path}}", "local -ri k={{path}}", "typeset -i k=\"{{path}}\"",
+        "out=$(echo {{path}} | bash)"}) {
+    INFO(text);
+    const auto r = render_template(text, v, {"r.toml", 4, 1});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what.find("is not a whole number") != std::string::npos);
+    CHECK(r.error().where.starts_with("r.toml:"));
+    CHECK(render_template(text, TemplateValues{{"path", "12"}, {"n", "8"}}, {}));
+  }
+  // Where: the placeholder, not the shell that reads it.
+  const auto at = render_template("echo start\necho {{path}} |\n  bash", v, {"r.toml", 4, 1});
+  REQUIRE_FALSE(at);
+  CHECK(at.error().where == "r.toml:5:6");
+  CHECK(at.error().what.find("a shell reads as its script") != std::string::npos);
+  // A shell given its script another way reads the pipe as data; other commands' input is data;
+  // a new command line is a new pipeline.
+  for (const char* text : {"echo {{path}} | bash -c 'read -r v; ls \"$v\"'", "echo {{path}} | bash script.sh",
+                           "echo {{path}} | grep x", "echo {{path}}; bash -c true", "echo {{path}}\nbash",
+                           "echo {{path}} || bash", "echo {{path}} && sh", "echo {{path}} 2>&1 | tee log",
+                           "cat <<EOF\n{{path}}\nEOF\nbash", "declare -r k={{path}}",
+                           "echo {{path}} # | bash", "bash -c 'ls' <<< {{path}}"}) {
+    INFO(text);
+    CHECK(render_template(text, v, {}));
+  }
+}
+
+TEST_CASE("template: a here-document's body is expanded as in double quotes; a quoted one is refused") {
+  const TemplateValues v{{"path", "/data/a b"}, {"n", "8"}};
+  // No quotes are added (they would be characters of the body); the reference expands there.
+  CHECK(*render_template("cat >f <<EOF\npath={{path}}\nEOF\necho {{path}}", v, {}) ==
+        "cat >f <<EOF\npath=${TRNSLURM_PATH}\nEOF\necho \"${TRNSLURM_PATH}\"");
+  CHECK(*render_template("cat <<-END\n\t\"{{path}}\"\n\tEND\n", v, {}) ==
+        "cat <<-END\n\t\"${TRNSLURM_PATH}\"\n\tEND\n");
+  // Two on a line: each body after the other.
+  CHECK(*render_template("paste <<A <<B\n{{n}}\nA\n{{path}}\nB\n", v, {}) ==
+        "paste <<A <<B\n${TRNSLURM_N}\nA\n${TRNSLURM_PATH}\nB\n");
+  for (const char* text :
+       {"cat <<'EOF'\n{{path}}\nEOF", "cat <<\"EOF\" >f\nx {{n}}\nEOF", "cat <<\\EOF\n{{n}}\nEOF"}) {
+    INFO(text);
+    const auto r = render_template(text, v, {"r.toml", 9, 1});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what.find("delimiter is quoted") != std::string::npos);
+    CHECK(r.error().where.starts_with("r.toml:10:"));
+  }
+}

@@ -59,9 +59,12 @@ std::optional<std::string> reserved_variable(std::string_view name);
 // added to `used` when given. Under Substitution::variables a placeholder where bash reads its
 // value as code whatever the quotes must hold a whole number, and any other value is refused at
 // the placeholder's position: arithmetic (`$(( ))`, `(( ))`, `$[ ]`, array subscripts,
-// `${v:offset:length}`, `let`, `[[ ]]` beside -eq, -lt, ... or -v), where evaluating runs the
-// command substitutions of a subscript (`a[$(cmd)]`), and a second shell's code (the command
-// string of `bash -c` or `sh -c` and the arguments of eval or ssh, unless single-quoted).
+// `${v:offset:length}`, `let`, `declare -i`, `[[ ]]` beside -eq, -lt, ... or -v), where
+// evaluating runs the command substitutions of a subscript (`a[$(cmd)]`), a second shell's code
+// (the command string of `bash -c` or `sh -c` and the arguments of eval or ssh, unless
+// single-quoted), and a shell's input (a pipeline into `bash`, a here-string or here-document a
+// shell reads). A here-document's body is expanded like double quotes; a placeholder in one whose
+// delimiter is quoted is refused whatever its value (it would stay text).
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
                                     const TextOrigin& origin, Substitution how = Substitution::variables,
                                     std::vector<std::string>* used = nullptr);
