@@ -1,12 +1,16 @@
 #include "trnslurm/chain/stage_outcome.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 
 #include "trnslurm/chain/chain_progress.hpp"
+#include "trnslurm/util/fd.hpp"
 #include "trnslurm/util/file.hpp"
 #include "trnslurm/util/printable.hpp"
 
@@ -27,22 +31,18 @@ std::string word(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The last non-empty line of a log, from its last bytes only: a log can be gigabytes.
+// The last non-empty line of a log, from its last bytes only: a log can be gigabytes. Opened
+// without blocking and checked once open: a FIFO or a device in the log's place, even one put
+// there after a look by name, would block or never end (docs/security.md).
 std::string last_line(const std::filesystem::path& log) {
-  constexpr std::streamoff tail = 8192;
-  // A FIFO or a device in the log's place would block or never end (docs/security.md).
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(log, ec)) return {};
-  std::ifstream in(log, std::ios::binary);
-  if (!in) return {};
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::streamoff>(in.tellg());
-  if (size <= 0) return {};
-  const auto from = std::max<std::streamoff>(0, size - tail);
-  in.seekg(from);
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  constexpr off_t tail = 8192;
+  const Fd fd(::open(log.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return {};
+  const off_t from = std::max<off_t>(0, st.st_size - tail);
+  std::string text(static_cast<std::size_t>(st.st_size - from), '\0');
+  const ssize_t n = ::pread(fd.get(), text.data(), text.size(), from);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   const auto nl = text.rfind('\n');
   return printable(nl == std::string::npos ? text : text.substr(nl + 1), 200);

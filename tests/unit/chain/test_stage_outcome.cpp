@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <catch2/catch.hpp>
 
@@ -322,6 +323,17 @@ TEST_CASE("stage_outcome: status reads the records of the run directory, and gat
   CHECK(e.to_run[0].starts_with("sinfo -R -n n2"));
   CHECK(e.to_run[1] == "trnslurm logs " + m.chain_id + " --stage train");
   CHECK(e.to_run[2].starts_with("trnslurm submit --resume-from " + m.chain_id));
+
+  // A FIFO in the log's place is neither waited on nor read: no last line, the rest as before.
+  const auto log = output_path(m.run_dir, "train", 2);
+  std::filesystem::remove(log);
+  REQUIRE(::mkfifo(log.c_str(), 0600) == 0);
+  s = refresh_status(*chain, slurm);
+  REQUIRE(s);
+  REQUIRE(s->evidence);
+  CHECK(s->evidence->last_log_line.empty());
+  CHECK(s->evidence->checkpoint_step == 20u);
+  std::filesystem::remove(log);
 
   // The job ends after all and records it: the next status says so, with no evidence needed.
   put("train.2.0.json",
