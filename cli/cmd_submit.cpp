@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -176,6 +177,16 @@ bool installed_trainer_accepts(const Recipe& recipe) {
   return false;
 }
 
+// Whether the chain submits its train stage (--only, --from, --until); a selection that names no
+// enabled stage is the workflow's to refuse.
+bool submits_train(const StageSelection& selection) {
+  std::vector<StageSpec> stages(4);
+  for (std::size_t k = 0; const auto* name : {"convert", "precompile", "train", "convert_back"})
+    stages[k++].name = name;
+  const auto kept = select_stages(std::move(stages), selection);
+  return !kept || std::ranges::any_of(*kept, [](const StageSpec& s) { return s.name == "train"; });
+}
+
 int run(const Options& args) {
   const auto planned = load_and_plan(args.recipe, args.dataset);
   if (!planned) {
@@ -183,7 +194,8 @@ int run(const Options& args) {
     return exit_usage;
   }
   for (const auto& w : planned->plan.warnings) print_warning(w);
-  if (!args.dry_run && !installed_trainer_accepts(planned->recipe)) return exit_usage;
+  if (!args.dry_run && submits_train(args.selection) && !installed_trainer_accepts(planned->recipe))
+    return exit_usage;
   const auto mode = parse_precompile_mode(args.precompile);
   if (!mode) {
     print_error(mode.error());
