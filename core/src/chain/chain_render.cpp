@@ -62,7 +62,8 @@ Result<ChainSpec> render_chain(const ChainInputs& in) {
                        src.preflight,
                        src.runtime_values,
                        std::move(prologue),
-                       std::nullopt};
+                       std::nullopt,
+                       in.host};
     if (stage.name == "precompile" || stage.name == "train") script.compile_cache = in.compile_cache;
     auto text = render_job_script(script);
     if (!text) return std::unexpected(text.error());

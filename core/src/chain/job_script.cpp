@@ -119,13 +119,14 @@ Result<std::string> render_job_script(const ScriptInput& in) {
                   in.command_origin.file, "use one spelling of the name");
     }
   }
+  const bool slurm = in.host == JobHost::slurm;
   std::string out = fmt::format(
       "#!/bin/bash\n"
       "# shellcheck disable=SC2016  # values are single-quoted on purpose: they must not expand\n"
-      "# Stage '{}' of trnslurm chain {}: rendered by `trnslurm submit` from the recipe.\n"
-      "# Edit the recipe and submit again rather than this file.\n"
+      "# Stage '{}' of trnslurm chain {}: rendered by `trnslurm {}` from the recipe.\n"
+      "# Edit the recipe and {} again rather than this file.\n"
       "set -eo pipefail\n",
-      in.stage, in.chain_id);
+      in.stage, in.chain_id, slurm ? "submit" : "export", slurm ? "submit" : "export");
   const std::string where = in.command_origin.file.empty() ? "job script" : in.command_origin.file;
   for (const auto& [name, value] : exports) {
     if (auto r = add_export(out, name, value, where); !r) return std::unexpected(r.error());
@@ -136,7 +137,9 @@ Result<std::string> render_job_script(const ScriptInput& in) {
     if (!rendered) return std::unexpected(rendered.error());
     if (auto r = add_export(out, name, *rendered, env_where); !r) return std::unexpected(r.error());
   }
-  const bool guard = in.compile_cache && in.stage == "precompile";
+  const bool guard = slurm && in.compile_cache && in.stage == "precompile";
+  // The wrapper asks Slurm (squeue, scontrol requeue): a container's scheduler retries instead.
+  const bool wrapped = slurm && in.resilience;
   if (in.compile_cache) {
     const auto& c = *in.compile_cache;
     for (const auto& [name, value] : std::initializer_list<std::pair<std::string_view, std::string_view>>{
@@ -148,7 +151,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
     if (guard && precompile_cache().head.empty())
       return fail("the precompile cache guard is not compiled in", "trnslurm build");
   }
-  if (in.resilience) {
+  if (wrapped) {
     out += fmt::format("export TRNSLURM_MAX_RESTARTS={}\nexport TRNSLURM_SIGNAL_GRACE={}\n",
                        in.resilience->max_restarts, in.resilience->signal_grace);
     if (in.preflight) {
@@ -166,9 +169,9 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   // The one place every stage gets its outcome record (docs/chain.md): whatever the stage, its
   // exits below all pass through the record's EXIT trap.
   if (stage_outcome().head.empty()) return fail("the outcome record is not compiled in", "trnslurm build");
-  out += stage_outcome().head;
+  if (slurm) out += stage_outcome().head;
   if (guard) out += precompile_cache().head;
-  if (in.resilience) {
+  if (wrapped) {
     out += train_wrapper().head;
   } else {
     out += "\n";
@@ -176,7 +179,7 @@ Result<std::string> render_job_script(const ScriptInput& in) {
   out += *prologue;
   out += *body;
   if (!out.ends_with('\n')) out += '\n';
-  if (in.resilience) out += train_wrapper().tail;
+  if (wrapped) out += train_wrapper().tail;
   if (guard) out += precompile_cache().tail;
   return out;
 }

@@ -51,6 +51,9 @@ struct ChainInputs {
   // count (steps_prologue): both templates of chain/token_count_stage.hpp.
   std::string count_prologue;
   std::string steps_prologue;
+  // Where the scripts run: Slurm's batch jobs, or the containers `trnslurm export` hands to
+  // another scheduler (chain/job_script.hpp).
+  JobHost host = JobHost::slurm;
 };
 
 // Renders every enabled, selected stage's script. Refuses a chain with no stage, a stage with 0

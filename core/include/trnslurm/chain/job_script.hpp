@@ -45,6 +45,11 @@ struct CompileCacheUse {
   bool skip_when_warm = true;
 };
 
+// Where a stage's script runs. A Slurm batch job gets the outcome record and, for train, the
+// signal/requeue wrapper, both of which ask Slurm; a container another scheduler starts
+// (`trnslurm export`, docs/export.md) gets neither: that scheduler's own retry takes their place.
+enum class JobHost { slurm, container };
+
 // What one stage's job script is made of.
 struct ScriptInput {
   std::string chain_id;
@@ -68,10 +73,12 @@ struct ScriptInput {
   // Exported for the precompile and train stages; the precompile stage also checks it first and
   // records the key after its command succeeded (scripts/precompile_cache.sh).
   std::optional<CompileCacheUse> compile_cache;
+  JobHost host = JobHost::slurm;
 };
 
 // A bash script: `set -eo pipefail`, the chain's variables, the exports and the stage's env,
 // every value shell-quoted, then the rendered command. Refuses values that cannot be quoted.
+// For JobHost::container: no outcome record, no wrapper, no compile-cache guard.
 Result<std::string> render_job_script(const ScriptInput& in);
 
 // Every scalar of a JSON object (numbers, strings, booleans) as text, by key. Nested objects
