@@ -24,6 +24,7 @@ constexpr std::array entries{
     Entry{"list", add_list},
     Entry{"report", add_report},
     Entry{"cache", add_cache},
+    Entry{"export", add_export},
     Entry{"env", add_env},
     Entry{"doctor", add_doctor},
     Entry{"health-node", add_health_node},

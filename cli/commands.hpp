@@ -43,6 +43,7 @@ Command add_cancel(CLI::App& app);
 Command add_list(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_cache(CLI::App& app);
+Command add_export(CLI::App& app);
 
 // The subcommands, registered on `app` (the list lives in commands.cpp): the one `first_arg`
 // names, or all of them when it names none.

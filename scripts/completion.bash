@@ -7,7 +7,7 @@
 # chain ids from `trnslurm list` (and, when
 # Slurm cannot be asked, from the run directories themselves).
 
-_trnslurm_commands="init recipes instances plan submit status watch logs cancel list report cache env doctor"
+_trnslurm_commands="init recipes instances plan submit status watch logs cancel list report cache export env doctor"
 _trnslurm_stages="convert precompile train convert_back"
 
 # The trnslurm being completed: the word the user typed when it runs, else the one on PATH.
@@ -99,6 +99,7 @@ _trnslurm() {
   --trn-cores) mapfile -t COMPREPLY < <(compgen -W "per-node per-task auto" -- "$cur") && return 0 ;;
   --by) mapfile -t COMPREPLY < <(compgen -W "time cost" -- "$cur") && return 0 ;;
   --precompile) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur") && return 0 ;;
+  --to) mapfile -t COMPREPLY < <(compgen -W "aws-batch" -- "$cur") && return 0 ;;
   --key)
     # The keys of ./trnslurm.toml's compile cache.
     mapfile -t COMPREPLY < <(compgen -W "$("$bin" cache list --json 2>/dev/null |
@@ -114,14 +115,14 @@ _trnslurm() {
     mapfile -t COMPREPLY < <(compgen -W "latest $(_trnslurm_chains "$bin" "${COMP_WORDS[@]:1}")" -- "$cur")
     return 0
     ;;
-  --runs-dir | --root | --trn-cache | --cache-dir)
+  --runs-dir | --root | --trn-cache | --cache-dir | --mount)
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -d -- "$cur")
     return 0
     ;;
   --set | --nodes | --epochs | --samples | --tokens | --partition | --account | --qos | --sbatch-arg | \
     --interval | --node-name | --tasks-per-node | --node-rank | --local-id | --nodelist | --trn-root-comm | \
-    --nodes-max | --mbs-max | --top | --efficiency | --apply)
+    --nodes-max | --mbs-max | --top | --efficiency | --apply | --image | --job-queue | --vcpus | --memory-mib)
     return 0 # a value only the user knows
     ;;
   esac

@@ -25,7 +25,7 @@ lines() { printf '%s\n' "$@" | sort; }
 run --help
 expect_eq "commands" "$(printf '%s\n' "$out" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p' | sort)" \
   "$(complete_words trnslurm '')"
-expect_eq "14 commands" 14 "$(complete_words trnslurm '' | wc -l)"
+expect_eq "15 commands" 15 "$(complete_words trnslurm '' | wc -l)"
 expect_eq "commands by prefix" "status" "$(complete_words trnslurm st)"
 expect_eq "report by prefix" "report" "$(complete_words trnslurm rep)"
 expect_eq "global options" "$(lines --help --version)" "$(complete_words trnslurm --)"

@@ -35,7 +35,7 @@ page=$(render "$man_dir/trnslurm.1")
 run --help
 top_help=$out
 commands=$(printf '%s\n' "$top_help" | sed -n '/^Subcommands:/,/^$/ s/^  \([a-z][a-z]*\) .*/\1/p')
-expect_eq "trnslurm --help lists the 14 commands" 14 "$(printf '%s\n' "$commands" | wc -l)"
+expect_eq "trnslurm --help lists the 15 commands" 15 "$(printf '%s\n' "$commands" | wc -l)"
 for opt in $(options_of "$top_help"); do
   expect_contains "trnslurm.1 GLOBAL OPTIONS documents $opt" "$opt" "$(section "$page" "GLOBAL OPTIONS" '^[A-Z]')"
 done
