@@ -51,8 +51,10 @@ class Exported(unittest.TestCase):
             work = os.path.join(cls.tmp.name, name)
             os.mkdir(work)
             subprocess.run([BIN, "init", name], cwd=work, capture_output=True, check=True)
-            # The cpu type of the local test recipe has no vCPU or memory figure: given here.
-            sizes = ["--vcpus", "2", "--memory-mib", "4096"] if name == "tiny-cpu" else []
+            # The cpu type of the local test recipes has no vCPU or memory figure: given here.
+            with open(os.path.join(work, "trnslurm.toml")) as f:
+                cpu = 'instance = "cpu"' in f.read()
+            sizes = ["--vcpus", "2", "--memory-mib", "4096"] if cpu else []
             r = trnslurm("export", "--samples", "2000000", "--to", "aws-batch", "--image",
                          "123456789012.dkr.ecr.us-east-1.amazonaws.com/trainer:1", "--job-queue", "trn-queue",
                          "--runs-dir", os.path.join(work, "runs"), "--json", *sizes, cwd=work)
