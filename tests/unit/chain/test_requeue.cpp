@@ -155,7 +155,7 @@ TEST_CASE("requeue: excluded nodes Slurm never takes leave the job requeued, and
   CHECK(j.slurm.exclusions.empty());
 }
 
-TEST_CASE("requeue: a requeue scontrol refuses is an error; the exclusion stays recorded") {
+TEST_CASE("requeue: a requeue scontrol refuses is an error, and the exclusion stays recorded") {
   Job j;
   j.slurm.requeue_error = "scontrol: error: Requested operation is presently disabled";
   const auto r = j.settle();

@@ -224,7 +224,7 @@ TEST_CASE("template: a value a shell reads from its input is refused unless a wh
   }
 }
 
-TEST_CASE("template: a here-document's body is expanded as in double quotes; a quoted one is refused") {
+TEST_CASE("template: a here-document's body is expanded as in double quotes, and a quoted one is refused") {
   const TemplateValues v{{"path", "/data/a b"}, {"n", "8"}};
   // No quotes are added (they would be characters of the body); the reference expands there.
   CHECK(*render_template("cat >f <<EOF\npath={{path}}\nEOF\necho {{path}}", v, {}) ==
