@@ -129,16 +129,14 @@ int follow_statuses(
   for (const auto& id : ids.empty() ? std::vector<std::string>{options.chain} : ids) {
     auto chain = trnslurm::load_chain(resolve_runs_dir(options), id, slurm);
     if (!chain) {
-      print_error(chain.error());
-      return exit_usage;
+      return exit_with(chain.error(), ErrorKind::input);
     }
     chains.push_back(std::move(*chain));
   }
   for (;;) {
     auto statuses = refresh_statuses(chains, slurm, pause_for);
     if (!statuses) {
-      print_error(statuses.error());
-      return exit_failure;
+      return exit_with(statuses.error(), ErrorKind::slurm);
     }
     const bool go_on = show(chains, *statuses);
     if (!go_on || std::none_of(statuses->begin(), statuses->end(), may_change)) {

@@ -70,13 +70,11 @@ std::string input_value(const KeyEntry& e, std::string_view name) {
 int list(const Options& o, const CacheLocation& loc) {
   auto entries = selected(loc, o.key);
   if (!entries) {
-    print_error(entries.error());
-    return exit_usage;
+    return exit_with(entries.error(), ErrorKind::input);
   }
   auto rows = ask_slurm(*entries);
   if (!rows) {
-    print_error(rows.error());
-    return exit_failure;
+    return exit_with(rows.error(), ErrorKind::slurm);
   }
   if (o.json) {
     auto out = nlohmann::json::array();
@@ -127,34 +125,30 @@ int list(const Options& o, const CacheLocation& loc) {
 int clear(const Options& o, const CacheLocation& loc) {
   auto entries = selected(loc, o.key);
   if (!entries) {
-    print_error(entries.error());
-    return exit_usage;
+    return exit_with(entries.error(), ErrorKind::input);
   }
   int rc = exit_ok;
   for (const auto& e : *entries) {
     // Under the key's lock: a submit of this key waits, and then sees it gone.
     auto lock = lock_key(loc, e.key);
     if (!lock) {
-      print_error(lock.error());
-      return exit_failure;
+      return exit_with(lock.error(), ErrorKind::local);
     }
     const auto uses = read_uses(loc, e.key);
     auto rows = ask_slurm({KeyEntry{e.key, {}, {}, uses, {}, {}}});
     if (!rows) {
-      print_error(rows.error());
-      return exit_failure;
+      return exit_with(rows.error(), ErrorKind::slurm);
     }
     if (const auto live = live_chains(uses, *rows); !live.empty()) {
-      print_error(Error{
-          fmt::format("compile key {} is in use by chain(s) {}: not cleared", e.key, fmt::join(live, ", ")),
-          key_dir(loc, e.key).string(),
-          "wait for them to end, or 'trnslurm cancel CHAIN' them, then clear again"});
-      rc = exit_failure;
+      rc = exit_with(Error{fmt::format("compile key {} is in use by chain(s) {}: not cleared", e.key,
+                                       fmt::join(live, ", ")),
+                           key_dir(loc, e.key).string(),
+                           "wait for them to end, or 'trnslurm cancel CHAIN' them, then clear again"},
+                     ErrorKind::refused);
       continue;
     }
     if (auto r = remove_key(loc, e.key); !r) {
-      print_error(r.error());
-      rc = exit_failure;
+      rc = exit_with(r.error(), ErrorKind::local);
       continue;
     }
     fmt::print("cleared compile key {}\n", e.key);
@@ -170,14 +164,12 @@ int clear(const Options& o, const CacheLocation& loc) {
 int key(const Options& o) {
   const auto planned = load_and_plan(o.recipe, o.dataset);
   if (!planned) {
-    print_error(planned.error());
-    return exit_usage;
+    return exit_with(planned.error(), ErrorKind::input);
   }
   auto c = prepare_cache(planned->recipe, planned->plan, PrecompileMode::automatic, true,
                          {{"backend_dir", backend_dir().string()}});
   if (!c) {
-    print_error(c.error());
-    return exit_usage;
+    return exit_with(c.error(), ErrorKind::input);
   }
   if (!*c) {
     fmt::print("the recipe keeps no compile cache (cache.enabled = false)\n");
@@ -207,20 +199,19 @@ int run(const Options& o) {
   if (o.action == "key") return key(o);
   // --key '' (an unset variable in a script) is refused: it must not read as "every key".
   if (o.key_option->count() > 0 && o.key.empty()) {
-    print_error(
+    return exit_with(
         Error{"an empty key selects nothing", "--key",
-              "give a key ('trnslurm cache list' shows them), or leave --key out to act on every key"});
-    return exit_usage;
+              "give a key ('trnslurm cache list' shows them), or leave --key out to act on every key"},
+        ErrorKind::usage);
   }
   if (!o.key.empty() && !is_compile_key(o.key)) {
-    print_error(Error{fmt::format("'{}' is not a compile key", o.key), "--key",
-                      "keys are 16 hex digits: 'trnslurm cache list' shows them"});
-    return exit_usage;
+    return exit_with(Error{fmt::format("'{}' is not a compile key", o.key), "--key",
+                           "keys are 16 hex digits: 'trnslurm cache list' shows them"},
+                     ErrorKind::usage);
   }
   auto loc = location(o);
   if (!loc) {
-    print_error(loc.error());
-    return exit_usage;
+    return exit_with(loc.error(), ErrorKind::input);
   }
   return o.action == "list" ? list(o, *loc) : clear(o, *loc);
 }

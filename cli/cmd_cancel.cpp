@@ -23,24 +23,22 @@ int run(const Options& o) {
   auto slurm = slurm_client();
   auto chain = load_chain(o.chain, slurm);
   if (!chain) {
-    print_error(chain.error());
-    return exit_usage;
+    return exit_with(chain.error(), ErrorKind::input);
   }
   auto result = cancel_chain(
       *chain, slurm, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); },
       std::chrono::seconds(30));
   if (!result) {
-    print_error(result.error());
-    return exit_failure;
+    return exit_with(result.error(), ErrorKind::slurm);
   }
   if (chain->manifest) {
     if (auto w = record_state(chain->manifest->run_dir, ManifestState::cancelled); !w) print_error(w.error());
   }
   if (!result->remaining.empty()) {
-    print_error(
+    return exit_with(
         Error{fmt::format("jobs {} are still in the queue after scancel", fmt::join(result->remaining, ",")),
-              "chain " + chain->chain_id, "try again, or ask an administrator"});
-    return exit_failure;
+              "chain " + chain->chain_id, "try again, or ask an administrator"},
+        ErrorKind::slurm);
   }
   fmt::print("chain {}: cancelled; no job of it remains in the queue\n", chain->chain_id);
   return exit_ok;

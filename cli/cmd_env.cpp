@@ -46,8 +46,7 @@ std::optional<std::string> caller_getenv(const std::string& name) {
 }
 
 int usage_error(const Error& e) {
-  print_error(e);
-  return exit_usage;
+  return exit_with(e, ErrorKind::input);
 }
 
 int run(const Options& a) {

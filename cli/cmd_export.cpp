@@ -31,8 +31,7 @@ struct Options {
 int run(const Options& args) {
   const auto planned = load_and_plan(args.recipe, args.dataset);
   if (!planned) {
-    print_error(planned.error());
-    return exit_usage;
+    return exit_with(planned.error(), ErrorKind::input);
   }
   for (const auto& w : planned->plan.warnings) print_warning(w);
   ExportRequest request{
@@ -45,12 +44,10 @@ int run(const Options& args) {
   const auto id = make_chain_id(std::chrono::system_clock::now(), ::arc4random());
   auto exported = export_chain(planned->recipe, planned->plan, request, id);
   if (!exported) {
-    print_error(exported.error());
-    return exit_usage;
+    return exit_with(exported.error(), ErrorKind::input);
   }
   if (auto w = write_export(*exported); !w) {
-    print_error(w.error());
-    return exit_failure;
+    return exit_with(w.error(), ErrorKind::local);
   }
   for (const auto& note : exported->notes) print_warning(note);
   if (args.json) {

@@ -41,8 +41,7 @@ int run(const Options& o) {
   if (!cfg.site) report.findings.push_back({"plugstack", health::Status::fail, to_string(cfg.site.error())});
   const auto in = node_check_inputs(site, report.node, o.health);
   if (!in) {
-    print_error(in.error());
-    return exit_usage;
+    return exit_with(in.error(), ErrorKind::input);
   }
   auto findings = health::run_node_checks(*in);
   if (!findings)
@@ -77,8 +76,8 @@ int run(const Options& o) {
   const auto script = (backend_dir() / "health_collective.py").string();
   const auto ran = run_process({"/usr/bin/python3", script});
   if (!ran) {
-    print_error(Error{"cannot run /usr/bin/python3 " + script, "health-node", "install python3-torch"});
-    return exit_failure;
+    return exit_with(Error{"cannot run /usr/bin/python3 " + script, "health-node", "install python3-torch"},
+                     ErrorKind::upstream);
   }
   if (ran->exit_code != 0) fmt::print(stderr, "{}", ran->err);
   if (const char* rank = std::getenv("SLURM_PROCID"); rank && std::string_view(rank) != "0") return exit_ok;

@@ -27,24 +27,21 @@ struct Options {
 int run(const Options& o) {
   const auto* recipe = find_bundled_recipe(o.name);
   if (recipe == nullptr) {
-    print_error(unknown_recipe(o.name));
-    return exit_usage;
+    return exit_with(unknown_recipe(o.name), ErrorKind::input);
   }
   const std::filesystem::path out = o.output;
   std::error_code ec;
   if (!o.force && std::filesystem::exists(out, ec)) {
-    print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
-    return exit_usage;
+    return exit_with(Error{"already exists", out.string(), "pass --force to overwrite it"}, ErrorKind::input);
   }
   if (auto r = write_file_atomic(out, recipe->text, o.force ? Replace::always : Replace::never); !r) {
     // Another process wrote the file since the check above.
-    if (r.error().what == "already exists") {
-      print_error(Error{"already exists", out.string(), "pass --force to overwrite it"});
-      return exit_usage;
+    if (!o.force && std::filesystem::exists(out, ec)) {
+      return exit_with(Error{"already exists", out.string(), "pass --force to overwrite it"},
+                       ErrorKind::input);
     }
     // The output path is the user's: a device or a directory there is bad input.
-    print_error(r.error());
-    return exit_usage;
+    return exit_with(r.error(), ErrorKind::input);
   }
   fmt::print("wrote {} from the bundled recipe {}: edit its paths, then run `trnslurm plan`\n", out.string(),
              recipe->name);

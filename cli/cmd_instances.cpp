@@ -106,17 +106,17 @@ void print_type(const InstanceTable& table, const InstanceType& t) {
 int run(const InstancesArgs& a) {
   auto table = known_types(a);
   if (!table) {
-    print_error(table.error());
-    return exit_usage;
+    return exit_with(table.error(), ErrorKind::input);
   }
   const InstanceType* one = nullptr;
   if (!a.name.empty()) {
     one = table->find(a.name);
     if (one == nullptr) {
       const auto close = closest_match(a.name, table->names());
-      print_error({fmt::format("no instance type named '{}'", a.name), "NAME",
-                   close ? fmt::format("did you mean '{}'?", *close) : "`trnslurm instances` lists them"});
-      return exit_usage;
+      return exit_with(
+          {fmt::format("no instance type named '{}'", a.name), "NAME",
+           close ? fmt::format("did you mean '{}'?", *close) : "`trnslurm instances` lists them"},
+          ErrorKind::input);
     }
   }
   if (a.json) {

@@ -46,8 +46,7 @@ int run(const Options& o) {
   auto slurm = slurm_client();
   auto rows = slurm.squeue(ids);
   if (!rows) {
-    print_error(rows.error());
-    return exit_failure;
+    return exit_with(rows.error(), ErrorKind::slurm);
   }
   if (o.json) {
     auto out = nlohmann::json::array();

@@ -77,14 +77,12 @@ Result<Copied> copy_from(const std::filesystem::path& path, off_t offset, off_t 
 
 // The exit code of a copy that went wrong, said; nothing for one that went right.
 std::optional<int> copy_failed(const Result<Copied>& copied, const std::filesystem::path& path) {
-  if (!copied) {
-    print_error(copied.error());
-    return exit_usage;
-  }
+  if (!copied) return exit_with(copied.error(), ErrorKind::input);
   if (copied->write_error == 0) return std::nullopt;
-  print_error(Error{fmt::format("cannot write the log to stdout: {}", std::strerror(copied->write_error)),
-                    path.string(), "check where stdout goes (a full disk, a closed descriptor)"});
-  return exit_failure;
+  return exit_with(
+      Error{fmt::format("cannot write the log to stdout: {}", std::strerror(copied->write_error)),
+            path.string(), "check where stdout goes (a full disk, a closed descriptor)"},
+      ErrorKind::local);
 }
 
 struct Options {
@@ -97,28 +95,26 @@ int run(const Options& o) {
   auto slurm = slurm_client();
   auto chain = load_chain(o.chain, slurm);
   if (!chain) {
-    print_error(chain.error());
-    return exit_usage;
+    return exit_with(chain.error(), ErrorKind::input);
   }
   if (!chain->manifest) {
-    print_error(Error{"the run directory of this chain is gone, and with it the logs",
-                      "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"});
-    return exit_usage;
+    return exit_with(Error{"the run directory of this chain is gone, and with it the logs",
+                           "chain " + chain->chain_id, "'trnslurm status' still works from Slurm alone"},
+                     ErrorKind::input);
   }
   auto status = refresh_status(*chain, slurm, pause_for);
   if (!status) {
-    print_error(status.error());
-    return exit_failure;
+    return exit_with(status.error(), ErrorKind::slurm);
   }
   const auto pick = stage_to_show(*status, o.stage);
   if (!pick) {
-    print_error(pick.error());
-    return exit_usage;
+    return exit_with(pick.error(), ErrorKind::input);
   }
   const auto& stage = status->stages[*pick];
   if (!stage.job_id) {
-    print_error(Error{fmt::format("stage {} was not submitted", stage.name), "chain " + chain->chain_id, ""});
-    return exit_failure;
+    return exit_with(
+        Error{fmt::format("stage {} was not submitted", stage.name), "chain " + chain->chain_id, ""},
+        ErrorKind::refused);
   }
   const auto path = output_path(chain->manifest->run_dir, stage.name, *stage.job_id);
   // How the stage stands, from Slurm or, once Slurm has forgotten it, from the job's own record.
@@ -142,8 +138,7 @@ int run(const Options& o) {
     if (std::chrono::steady_clock::now() >= next_check) {
       auto now = query_chain(chain->stages, slurm);
       if (!now) {
-        print_error(now.error());
-        return exit_failure;
+        return exit_with(now.error(), ErrorKind::slurm);
       }
       const auto phase = now->stages[*pick].phase;
       if (!is_active(phase) || phase == JobPhase::held) {

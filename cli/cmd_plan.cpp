@@ -62,26 +62,24 @@ int run(const Options& o) {
   if (suggesting(o.suggest)) {
     // The suggestions rank by their own step-time model; a measured rate belongs to one configuration.
     if (!o.from_run.empty()) {
-      print_error({"--from-run and --suggest both given", "--from-run", "give one of them"});
-      return exit_usage;
+      return exit_with({"--from-run and --suggest both given", "--from-run", "give one of them"},
+                       ErrorKind::usage);
     }
     return run_suggest(o.recipe, o.dataset, o.suggest, o.json);
   }
   for (const auto* opt : o.suggest.given)
     if (opt->count() > 0) {
-      print_error({fmt::format("{} needs --suggest", opt->get_name()), opt->get_name(),
-                   "add --suggest, or leave the option out"});
-      return exit_usage;
+      return exit_with({fmt::format("{} needs --suggest", opt->get_name()), opt->get_name(),
+                        "add --suggest, or leave the option out"},
+                       ErrorKind::usage);
     }
   auto planned = load_and_plan(o.recipe, o.dataset);
   if (!planned) {
-    print_error(planned.error());
-    return exit_usage;
+    return exit_with(planned.error(), ErrorKind::input);
   }
   if (!o.from_run.empty()) {
     if (auto used = use_measured_rate(o, planned->plan); !used) {
-      print_error(used.error());
-      return exit_usage;
+      return exit_with(used.error(), ErrorKind::input);
     }
   }
   if (o.json) {

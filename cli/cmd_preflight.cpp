@@ -59,9 +59,9 @@ int run() {
   const auto run_dir = env_or("TRNSLURM_RUN_DIR");
   const auto job = env_or("SLURM_JOB_ID");
   if (run_dir.empty() || job.empty()) {
-    print_error(Error{"not in a train stage's job", "trnslurm preflight",
-                      "the train wrapper runs it; use `trnslurm doctor --cluster` by hand"});
-    return exit_usage;
+    return exit_with(Error{"not in a train stage's job", "trnslurm preflight",
+                           "the train wrapper runs it; use `trnslurm doctor --cluster` by hand"},
+                     ErrorKind::usage);
   }
   ClusterDoctorOptions o;
   o.nodes = parse_number<unsigned>(env_or("SLURM_JOB_NUM_NODES", "1"));
@@ -74,8 +74,7 @@ int run() {
   if (recipe_drain) (void)setenv(preflight_mark, "", 1);
   const auto rows = check_cluster(o);
   if (!rows) {
-    print_error(rows.error());
-    return exit_failure;
+    return exit_with(rows.error(), ErrorKind::slurm);
   }
   PreflightJob pf;
   pf.run_dir = run_dir;
@@ -101,8 +100,7 @@ int run() {
   auto slurm = slurm_client();
   const auto done = settle_preflight(*rows, pf, slurm);
   if (!done) {
-    print_error(done.error());
-    return exit_failure;
+    return exit_with(done.error(), ErrorKind::slurm);
   }
   switch (done->kind) {
     case PreflightOutcome::Kind::passed:

@@ -56,8 +56,7 @@ int run(const Options& o) {
   if (!o.name.empty()) {
     const auto* r = find_bundled_recipe(o.name);
     if (r == nullptr) {
-      print_error(unknown_recipe(o.name));
-      return exit_usage;
+      return exit_with(unknown_recipe(o.name), ErrorKind::input);
     }
     if (o.json) {
       auto j = track_json(*r);

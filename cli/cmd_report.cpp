@@ -81,32 +81,29 @@ nlohmann::json plot_data(const std::string& chain_id, const Manifest& manifest, 
 int run(const Options& o) {
   auto run_dir = find_run_dir(resolve_runs_dir(o.chain), o.chain.chain);
   if (!run_dir) {
-    print_error(run_dir.error());
-    return exit_usage;
+    return exit_with(run_dir.error(), ErrorKind::input);
   }
   auto manifest = read_manifest(*run_dir);
   auto figures =
       manifest ? read_run_figures(*run_dir) : Result<RunFigures>(std::unexpected(manifest.error()));
   if (!figures) {
-    print_error(figures.error());
-    return exit_usage;
+    return exit_with(figures.error(), ErrorKind::input);
   }
   const auto stage = std::ranges::find(manifest->stages, std::string_view("train"), &StageRecord::name);
   if (stage == manifest->stages.end() || !stage->job_id) {
-    print_error(Error{"the chain has no submitted train stage: nothing to draw", run_dir->string(),
-                      "trnslurm report draws a chain that trained (trnslurm list shows them)"});
-    return exit_usage;
+    return exit_with(Error{"the chain has no submitted train stage: nothing to draw", run_dir->string(),
+                           "trnslurm report draws a chain that trained (trnslurm list shows them)"},
+                     ErrorKind::input);
   }
   const auto log = output_path(*run_dir, stage->name, *stage->job_id);
   auto series = read_series(log, ProgressParser::bundled());
   if (!series) {
-    print_error(series.error());
-    return exit_failure;
+    return exit_with(series.error(), ErrorKind::local);
   }
   if (series->points.empty()) {
-    print_error(Error{"no progress line in the train log yet", log.string(),
-                      "wait for the trainer's first progress lines (trnslurm status shows them)"});
-    return exit_failure;
+    return exit_with(Error{"no progress line in the train log yet", log.string(),
+                           "wait for the trainer's first progress lines (trnslurm status shows them)"},
+                     ErrorKind::refused);
   }
   const fs::path prefix = o.output.empty() ? *run_dir / "progress" : fs::path(o.output);
   const auto data_file = fs::path(prefix.string() + ".json");
@@ -114,19 +111,18 @@ int run(const Options& o) {
   const auto svg = fs::path(prefix.string() + ".svg");
   const auto data = plot_data(manifest->chain_id, *manifest, *figures, *series);
   if (auto w = write_file_atomic(data_file, data.dump() + "\n"); !w) {
-    print_error(w.error());
-    return exit_failure;
+    return exit_with(w.error(), ErrorKind::local);
   }
   auto drawn = run_process({std::string(python), "-c", std::string(plot_script()), data_file.string(),
                             png.string(), svg.string()});
   if (!drawn || drawn->exit_code != 0) {
     const std::string why = drawn ? drawn->err : drawn.error().what;
     const bool no_matplotlib = why.find("No module named 'matplotlib'") != std::string::npos;
-    print_error(Error{fmt::format("drawing failed: {}", why.empty() ? "no message" : why),
-                      std::string(python),
-                      no_matplotlib ? "install Debian's python3-matplotlib (scripts/install-deps)"
-                                    : "the figures are in " + data_file.string()});
-    return exit_failure;
+    return exit_with(
+        Error{fmt::format("drawing failed: {}", why.empty() ? "no message" : why), std::string(python),
+              no_matplotlib ? "install Debian's python3-matplotlib (scripts/install-deps)"
+                            : "the figures are in " + data_file.string()},
+        ErrorKind::upstream);
   }
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"chain_id", manifest->chain_id},

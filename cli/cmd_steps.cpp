@@ -33,32 +33,31 @@ int run(const Options& o) {
   const auto text = read_file(run_dir / "recipe.toml", std::size_t{1} << 20);
   const auto plan_text = read_file(run_dir / "plan.json", std::size_t{1} << 20);
   if (!text || !plan_text) {
-    print_error(
-        {"cannot read the run's recipe.toml and plan.json", run_dir.string(), "is it a run directory?"});
-    return exit_usage;
+    return exit_with(
+        {"cannot read the run's recipe.toml and plan.json", run_dir.string(), "is it a run directory?"},
+        ErrorKind::input);
   }
   RecipeOptions recipe_options;
   recipe_options.path = (fs::path(o.recipe_dir) / "recipe.toml").string();
   auto recipe = recipe_options.load_text(*text, {});
   if (!recipe) {
-    print_error(recipe.error());
-    return exit_usage;
+    return exit_with(recipe.error(), ErrorKind::input);
   }
   auto plan = DatasetOptions{}.plan(*recipe);
   if (!plan) {
-    print_error(plan.error());
-    return exit_usage;
+    return exit_with(plan.error(), ErrorKind::input);
   }
   const auto fresh = to_json(*plan);
   if (fresh.value("dataset_source", "") == "estimate") {
-    print_error({"the corpus's tokens are not counted yet", fresh.value("token_count_file", run_dir.string()),
-                 "the chain's first job counts them: see its log (trnslurm logs)"});
-    return exit_failure;
+    return exit_with(
+        {"the corpus's tokens are not counted yet", fresh.value("token_count_file", run_dir.string()),
+         "the chain's first job counts them: see its log (trnslurm logs)"},
+        ErrorKind::refused);
   }
   auto recorded = nlohmann::json::parse(*plan_text, nullptr, false);
   if (!recorded.is_object()) {
-    print_error({"the run's plan.json is not JSON", (run_dir / "plan.json").string(), ""});
-    return exit_usage;
+    return exit_with({"the run's plan.json is not JSON", (run_dir / "plan.json").string(), ""},
+                     ErrorKind::input);
   }
   // Every figure, not only those that differ from plan.json: a requeued train job runs this again
   // after the first attempt brought plan.json up to date, and its script still holds the estimate.
@@ -70,14 +69,12 @@ int run(const Options& o) {
     recorded[key] = value;
   }
   if (auto w = write_file_atomic(run_dir / "plan.json", recorded.dump(2) + "\n"); !w) {
-    print_error(w.error());
-    return exit_failure;
+    return exit_with(w.error(), ErrorKind::local);
   }
   for (const auto& [name, value] : exports_for(TemplateValues(figures.begin(), figures.end()))) {
     auto quoted = shell_quote(value);
     if (!quoted) {
-      print_error(quoted.error());
-      return exit_failure;
+      return exit_with(quoted.error(), ErrorKind::local);
     }
     fmt::print("export {}={}\n", name, *quoted);
   }

@@ -124,7 +124,7 @@ void print_submitted(const SubmitOutcome& o, bool json) {
 
 int print_failure(const SubmitError& f) {
   for (const auto& p : f.problems) print_error(p);
-  if (f.kind == SubmitFailureKind::internal) {
+  if (f.kind == ErrorKind::internal) {
     print_error(Error{fmt::format("internal error: {}", f.error.what), f.error.where, f.error.hint});
   } else {
     print_error(f.error);
@@ -143,14 +143,7 @@ int print_failure(const SubmitError& f) {
       fmt::print(stderr, "trnslurm: chain {} not submitted: no job had been submitted\n", f.chain_id);
     }
   }
-  switch (f.kind) {
-    case SubmitFailureKind::input:
-      return exit_usage;
-    case SubmitFailureKind::internal:
-      return exit_internal;
-    default:
-      return exit_failure;
-  }
+  return exit_code(f.kind);
 }
 
 // The installed trainer asked about the train stage's flags, as `doctor --recipe` does, before
@@ -158,23 +151,23 @@ int print_failure(const SubmitError& f) {
 // the record cannot know the fork's own changes. A flag its --help does not list refuses the
 // submission; a trainer that cannot be asked (no free node within 30 s, no venv on this host) is a
 // warning: the flags were checked against the record when the recipe loaded.
-bool installed_trainer_accepts(const Recipe& recipe) {
+Result<void> installed_trainer_accepts(const Recipe& recipe) {
   const auto checked = check_installed_trainer(recipe);
   if (!checked) {
     print_warning(
         fmt::format("{} ({}); {}; the train stage's flags were checked against the interface "
                     "record only",
                     checked.error().what, checked.error().where, checked.error().hint));
-    return true;
+    return {};
   }
-  if (checked->not_listed.empty()) return true;
-  print_error({fmt::format("the installed trainer's --help (asked on {}) lists none of {}: it would refuse "
-                           "the train stage (exit 2)",
-                           checked->where, fmt::join(checked->not_listed, ", ")),
-               recipe.where("stages.train.args"),
-               "remove or rename those flags for the trainer in upstream.venv (its --help lists what it "
-               "takes), or install the release the recipe names; nothing was submitted"});
-  return false;
+  if (checked->not_listed.empty()) return {};
+  return fail(ErrorKind::input,
+              fmt::format("the installed trainer's --help (asked on {}) lists none of {}: it would refuse "
+                          "the train stage (exit 2)",
+                          checked->where, fmt::join(checked->not_listed, ", ")),
+              recipe.where("stages.train.args"),
+              "remove or rename those flags for the trainer in upstream.venv (its --help lists what it "
+              "takes), or install the release the recipe names; nothing was submitted");
 }
 
 // Whether the chain submits its train stage (--only, --from, --until); a selection that names no
@@ -190,16 +183,16 @@ bool submits_train(const StageSelection& selection) {
 int run(const Options& args) {
   const auto planned = load_and_plan(args.recipe, args.dataset);
   if (!planned) {
-    print_error(planned.error());
-    return exit_usage;
+    return exit_with(planned.error(), ErrorKind::input);
   }
   for (const auto& w : planned->plan.warnings) print_warning(w);
-  if (!args.dry_run && submits_train(args.selection) && !installed_trainer_accepts(planned->recipe))
-    return exit_usage;
+  if (!args.dry_run && submits_train(args.selection)) {
+    if (auto accepted = installed_trainer_accepts(planned->recipe); !accepted)
+      return exit_with(accepted.error(), ErrorKind::input);
+  }
   const auto mode = parse_precompile_mode(args.precompile);
   if (!mode) {
-    print_error(mode.error());
-    return exit_usage;
+    return exit_with(mode.error(), ErrorKind::input);
   }
   SubmitRequest request{
       .runs_dir =

@@ -6,16 +6,9 @@
 #include <string_view>
 #include <vector>
 
-namespace trnslurm::cli {
+#include "exit_codes.hpp"
 
-// Exit codes, documented in docs/cli.md.
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_failure = 1;  // the command ran and the answer is "no" or "failed"
-inline constexpr int exit_usage = 2;    // bad input: recipe, option, dataset
-inline constexpr int exit_running =
-    3;  // status/watch: the chain is still pending or running, or unknown (docs/chain.md)
-inline constexpr int exit_held = 4;  // status/watch: a stage is held and waits for a person
-inline constexpr int exit_internal = 70;
+namespace trnslurm::cli {
 
 // A subcommand: CLI11 fills the options bound by its add_* function, then `run` does the work
 // and returns the exit code. Each cmd_*.cpp has the same shape: a `struct Options` (what the

@@ -55,9 +55,10 @@ void print_rows(const std::vector<health::NodeRow>& rows) {
 // Slurm's view of the partition's nodes, read by the core's selection.
 Result<health::NodeSelection> usable_nodes(const std::optional<std::string>& partition) {
   const auto ran = run_process(health::sinfo_nodes_command());
-  if (!ran) return std::unexpected(ran.error());
+  if (!ran) return std::unexpected(classified(ran.error(), ErrorKind::slurm));
   if (ran->exit_code != 0)
-    return fail(fmt::format("sinfo exited {}: {}", ran->exit_code, ran->err.substr(0, ran->err.find('\n'))),
+    return fail(ErrorKind::slurm,
+                fmt::format("sinfo exited {}: {}", ran->exit_code, ran->err.substr(0, ran->err.find('\n'))),
                 "sinfo", "is Slurm reachable from here (SLURM_CONF)?");
   return health::select_nodes(ran->out, partition);
 }
@@ -83,8 +84,8 @@ Result<std::vector<health::NodeRow>> check_cluster(const ClusterDoctorOptions& o
     if (job_nodes.empty()) job_nodes = r.job_nodes;
   const auto first_err = ran->err.substr(0, ran->err.find('\n'));
   if (reports.empty())
-    return fail(fmt::format("no node answered (srun exited {})", ran->exit_code), "pre-flight",
-                first_err.empty() ? "is Slurm reachable from here?" : first_err);
+    return fail(ErrorKind::slurm, fmt::format("no node answered (srun exited {})", ran->exit_code),
+                "pre-flight", first_err.empty() ? "is Slurm reachable from here?" : first_err);
   std::vector<std::string> expected;
   if (o.nodelist)
     expected = *slurm_lookup::hosts(*o.nodelist);
@@ -104,13 +105,12 @@ int run_cluster_doctor(const ClusterDoctorOptions& options) {
   if (!o.nodes && !o.nodelist && !std::getenv("SLURM_JOB_ID")) {
     auto s = usable_nodes(o.partition);
     if (!s) {
-      print_error(s.error());
-      return s.error().where.starts_with("--") ? exit_usage : exit_failure;
+      return exit_with(s.error(), ErrorKind::input);  // sinfo's failures are Slurm's
     }
     if (s->usable.empty()) {
-      print_error(Error{fmt::format("no node of partition {} can run a job now", s->partition),
-                        "doctor --cluster", "skipped: " + skipped_list(s->skipped)});
-      return exit_failure;
+      return exit_with(Error{fmt::format("no node of partition {} can run a job now", s->partition),
+                             "doctor --cluster", "skipped: " + skipped_list(s->skipped)},
+                       ErrorKind::slurm);
     }
     o.partition = s->partition;
     o.nodes = static_cast<unsigned>(s->usable.size());
@@ -127,8 +127,7 @@ int run_cluster_doctor(const ClusterDoctorOptions& options) {
   }
   const auto checked = check_cluster(o);
   if (!checked) {
-    print_error(checked.error());
-    return checked.error().where == "pre-flight" ? exit_failure : exit_usage;
+    return exit_with(checked.error(), ErrorKind::input);  // no node answering is Slurm's
   }
   const auto& rows = *checked;
   const bool ok = health::failed_nodes(rows).empty();

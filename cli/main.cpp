@@ -33,10 +33,10 @@ int run(int argc, char** argv) {
     for (const auto& command : commands) {
       if (command.app->parsed()) return command.run();
     }
-    return trnslurm::cli::exit_usage;
+    return trnslurm::cli::exit_code(trnslurm::ErrorKind::usage);
   } catch (const CLI::ParseError& e) {
-    // --help and --version are "errors" with code 0; every other parse error is bad input.
-    return app.exit(e) == 0 ? trnslurm::cli::exit_ok : trnslurm::cli::exit_usage;
+    // --help and --version are "errors" with code 0; every other parse error is bad usage.
+    return app.exit(e) == 0 ? trnslurm::cli::exit_ok : trnslurm::cli::exit_code(trnslurm::ErrorKind::usage);
   }
 }
 
@@ -53,5 +53,5 @@ int main(int argc, char** argv) {
   } catch (...) {
     (void)std::fputs("trnslurm: internal error\n", stderr);
   }
-  return trnslurm::cli::exit_internal;
+  return trnslurm::cli::exit_code(trnslurm::ErrorKind::internal);
 }

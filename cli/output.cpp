@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "exit_codes.hpp"
 #include "trnslurm/util/printable.hpp"
 
 namespace trnslurm::cli {
@@ -15,6 +16,11 @@ void print_error(const Error& error) {
   fmt::print(stderr, "trnslurm: {}{}\n", error.where.empty() ? "" : printable(error.where, max_part) + ": ",
              printable(error.what, max_part));
   if (!error.hint.empty()) fmt::print(stderr, "  hint: {}\n", printable(error.hint, max_part));
+}
+
+int exit_with(const Error& error, ErrorKind otherwise) {
+  print_error(error);
+  return exit_code(classified(error, otherwise).kind);
 }
 
 void print_warning(std::string_view text) {

@@ -192,13 +192,11 @@ int run_suggest(const RecipeOptions& recipe_options, const DatasetOptions& datas
                 const SuggestCliOptions& o, bool json) {
   auto recipe = recipe_options.load();
   if (!recipe) {
-    print_error(recipe.error());
-    return exit_usage;
+    return exit_with(recipe.error(), ErrorKind::input);
   }
   auto dataset = dataset_options.size(*recipe);
   if (!dataset) {
-    print_error(dataset.error());
-    return exit_usage;
+    return exit_with(dataset.error(), ErrorKind::input);
   }
   SuggestOptions options;
   options.nodes_max = o.nodes_max;
@@ -207,15 +205,13 @@ int run_suggest(const RecipeOptions& recipe_options, const DatasetOptions& datas
   options.efficiency = o.efficiency;
   const auto result = suggest(*recipe, *dataset, options);
   if (!result) {
-    print_error(result.error());
-    return exit_usage;
+    return exit_with(result.error(), ErrorKind::input);
   }
   std::optional<std::vector<TomlSet>> applied;
   if (o.apply > 0) {
     auto written = apply(*result, o.apply, *recipe, recipe_options, *dataset);
     if (!written) {
-      print_error(written.error());
-      return exit_usage;
+      return exit_with(written.error(), ErrorKind::input);
     }
     applied = std::move(*written);
   }

@@ -44,8 +44,8 @@ Result<PreflightOutcome> settle_preflight(const std::vector<health::NodeRow>& ro
   if (event->event == "exclude") {
     const auto shown = slurm.show_job(job.job);
     if (shown && !*shown)
-      return fail(fmt::format("job {} is gone: Slurm no longer knows it", job.job), "pre-flight",
-                  "it was cancelled or ended while the pre-flight ran; nothing was requeued");
+      return fail(ErrorKind::slurm, fmt::format("job {} is gone: Slurm no longer knows it", job.job),
+                  "pre-flight", "it was cancelled or ended while the pre-flight ran; nothing was requeued");
     if (shown) {
       if (const auto own = scontrol_field(**shown, "ExcNodeList"); own != "(null)")
         add_once(excluded, std::string(own));
@@ -62,7 +62,8 @@ Result<PreflightOutcome> settle_preflight(const std::vector<health::NodeRow>& ro
   // plugin drains before the step's tasks are reported ended).
   event->drain =
       health::drain_note(job.recipe_drain, job.site_drain, event->nodes, drained_nodes(event->nodes, slurm));
-  if (auto w = append_restart(job.run_dir, *event); !w) return std::unexpected(w.error());
+  if (auto w = append_restart(job.run_dir, *event); !w)
+    return std::unexpected(classified(w.error(), ErrorKind::local));
   out.event = *event;
   if (event->event != "exclude") {
     out.kind = PreflightOutcome::Kind::gave_up;
@@ -73,7 +74,8 @@ Result<PreflightOutcome> settle_preflight(const std::vector<health::NodeRow>& ro
   out.excluded = fmt::format("{}", fmt::join(excluded, ","));
   if (job.before_requeue) job.before_requeue(out);
   if (auto r = slurm.requeue(job.job); !r)
-    return fail(fmt::format("scontrol requeue of job {} failed", job.job), "pre-flight", r.error().what);
+    return fail(ErrorKind::slurm, fmt::format("scontrol requeue of job {} failed", job.job), "pre-flight",
+                r.error().what);
   for (int attempt = 0; attempt < job.exclude_attempts; ++attempt) {
     if (slurm.exclude_nodes(job.job, out.excluded)) {
       out.excluded_set = true;

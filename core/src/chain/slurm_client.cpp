@@ -52,7 +52,7 @@ Result<std::vector<JobRow>> parse_lines(std::string_view text, std::size_t field
     if (trim(line).empty()) continue;
     auto f = split_fields(line, fields);
     if (f.size() != fields) {
-      return fail(fmt::format("unexpected {} output: '{}'", what, line),
+      return fail(ErrorKind::slurm, fmt::format("unexpected {} output: '{}'", what, line),
                   fmt::format("{} line {}", what, line_no));
     }
     JobRow row;
@@ -110,31 +110,34 @@ Result<std::vector<JobRow>> parse_sacct(std::string_view text) {
 
 Result<JobId> CommandSlurmClient::sbatch(const std::vector<std::string>& argv) {
   auto r = run_(argv);
-  if (!r) return std::unexpected(r.error());
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
   if (r->exit_code != 0) {
     auto msg = trim(r->err);
     if (msg.empty()) msg = trim(r->out);
-    return fail(msg.empty() ? fmt::format("sbatch exited with {}", r->exit_code) : msg, "sbatch");
+    return fail(ErrorKind::slurm, msg.empty() ? fmt::format("sbatch exited with {}", r->exit_code) : msg,
+                "sbatch");
   }
-  return parse_job_id(r->out);
+  auto id = parse_job_id(r->out);
+  if (!id) return std::unexpected(classified(id.error(), ErrorKind::slurm));
+  return id;
 }
 
 Result<void> CommandSlurmClient::scancel(const std::vector<JobId>& ids) {
   if (ids.empty()) return {};
   auto r = run_({"scancel", join_ids(ids)});
-  if (!r) return std::unexpected(r.error());
-  if (r->exit_code != 0) return fail(trim(r->err), "scancel " + join_ids(ids));
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
+  if (r->exit_code != 0) return fail(ErrorKind::slurm, trim(r->err), "scancel " + join_ids(ids));
   return {};
 }
 
 Result<std::vector<JobRow>> CommandSlurmClient::squeue(const std::vector<JobId>& ids) {
   if (ids.empty()) return std::vector<JobRow>{};
   auto r = run_(squeue_argv(ids));
-  if (!r) return std::unexpected(r.error());
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
   if (r->exit_code != 0) {
     // Only forgotten ids: squeue refuses the whole request. Not an error for us.
     if (r->err.find(unknown_job) != std::string::npos) return std::vector<JobRow>{};
-    return fail(trim(r->err), "squeue");
+    return fail(ErrorKind::slurm, trim(r->err), "squeue");
   }
   return parse_squeue(r->out);
 }
@@ -142,8 +145,8 @@ Result<std::vector<JobRow>> CommandSlurmClient::squeue(const std::vector<JobId>&
 Result<std::vector<JobRow>> CommandSlurmClient::squeue_by_name(const std::vector<std::string>& names) {
   auto r = run_({"squeue", "-h", "-t", "all", "-n", fmt::format("{}", fmt::join(names, ",")), "-O",
                  std::string(squeue_format)});
-  if (!r) return std::unexpected(r.error());
-  if (r->exit_code != 0) return fail(trim(r->err), "squeue");
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
+  if (r->exit_code != 0) return fail(ErrorKind::slurm, trim(r->err), "squeue");
   return parse_squeue(r->out);
 }
 
@@ -151,24 +154,24 @@ Result<std::optional<std::vector<JobRow>>> CommandSlurmClient::sacct(const std::
   if (ids.empty()) return std::optional<std::vector<JobRow>>{std::vector<JobRow>{}};
   auto r = run_({"sacct", "-n", "-X", "-P", "-j", join_ids(ids), "-o",
                  "JobID,State,Reason,Elapsed,NNodes,NodeList,ExitCode,JobName,Comment"});
-  if (!r) return std::unexpected(r.error());
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
   if (r->exit_code != 0) {
     // No accounting (accounting_storage/none, or slurmdbd down): fall back, don't fail.
     return std::optional<std::vector<JobRow>>{};
   }
   auto rows = parse_sacct(r->out);
-  if (!rows) return std::unexpected(rows.error());
+  if (!rows) return std::unexpected(classified(rows.error(), ErrorKind::slurm));
   return std::optional<std::vector<JobRow>>{std::move(*rows)};
 }
 
 Result<std::string> CommandSlurmClient::scontrol(std::vector<std::string> args) {
   args.insert(args.begin(), "scontrol");
   auto r = run_(args);
-  if (!r) return std::unexpected(r.error());
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
   if (r->exit_code != 0) {
     const auto why = trim(r->err);
     return fail(
-        why.empty() ? fmt::format("exit code {}", r->exit_code) : why,
+        ErrorKind::slurm, why.empty() ? fmt::format("exit code {}", r->exit_code) : why,
         fmt::format("{}", fmt::join(args.begin(),
                                     args.begin() + std::min<std::ptrdiff_t>(3, std::ssize(args)), " ")));
   }
@@ -179,7 +182,7 @@ Result<std::optional<std::string>> CommandSlurmClient::show_job(JobId id) {
   auto r = scontrol({"show", "job", "-o", std::to_string(id)});
   if (r) return std::optional<std::string>(std::move(*r));
   if (r.error().what.find(unknown_job) != std::string::npos) return std::optional<std::string>();
-  return std::unexpected(r.error());
+  return std::unexpected(classified(r.error(), ErrorKind::slurm));
 }
 
 Result<std::string> CommandSlurmClient::show_node(const std::string& node) {
@@ -188,13 +191,13 @@ Result<std::string> CommandSlurmClient::show_node(const std::string& node) {
 
 Result<void> CommandSlurmClient::requeue(JobId id) {
   auto r = scontrol({"requeue", std::to_string(id)});
-  if (!r) return std::unexpected(r.error());
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
   return {};
 }
 
 Result<void> CommandSlurmClient::exclude_nodes(JobId id, const std::string& node_list) {
   auto r = scontrol({"update", fmt::format("JobId={}", id), "ExcNodeList=" + node_list});
-  if (!r) return std::unexpected(r.error());
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
   return {};
 }
 

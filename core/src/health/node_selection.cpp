@@ -79,7 +79,7 @@ Result<NodeSelection> select_nodes(std::string_view sinfo_output,
     if (raw.empty()) continue;
     const auto f = split(raw, '|');
     if (f.size() != 3 || f[0].empty() || f[1].empty())
-      return fail(fmt::format("unexpected line from sinfo: '{}'", raw), "sinfo",
+      return fail(ErrorKind::slurm, fmt::format("unexpected line from sinfo: '{}'", raw), "sinfo",
                   "expected NODE|PARTITION|STATE; is this Slurm's sinfo?");
     Line l{f[0], f[1], f[2], f[1].ends_with('*')};
     if (l.is_default) l.partition.remove_suffix(1);

@@ -18,7 +18,7 @@ namespace trnslurm {
 namespace {
 namespace fs = std::filesystem;
 
-std::unexpected<SubmitError> failed(SubmitFailureKind kind, Error error) {
+std::unexpected<SubmitError> failed(ErrorKind kind, Error error) {
   return std::unexpected(SubmitError{kind, std::move(error), {}, false, {}, {}});
 }
 
@@ -104,7 +104,7 @@ std::expected<std::optional<Placed>, SubmitError> place_chain(
   for (int attempt = 0;; ++attempt) {
     const auto id = make_chain_id(context.now(), context.random());
     auto inputs = chain_inputs_from_recipe(recipe, plan_doc, id, request.runs_dir / id, request.site);
-    if (!inputs) return failed(SubmitFailureKind::input, inputs.error());
+    if (!inputs) return failed(ErrorKind::input, inputs.error());
     inputs->selection = request.selection;
     if (cache) cache_inputs(*cache, *inputs);
     inputs->resume_from = resume_from;
@@ -113,16 +113,16 @@ std::expected<std::optional<Placed>, SubmitError> place_chain(
     // Only with checkpoint.per_chain = false can another chain have marked it.
     if (is_local_dir(placed.dirs.checkpoint))
       if (auto free = check_dir_not_in_use(placed.dirs.checkpoint, id, "checkpoint.dir", slurm); !free)
-        return failed(SubmitFailureKind::input, free.error());
+        return failed(ErrorKind::input, free.error());
     // Before anything is submitted: a missing script would fail inside a job, hours later. A dry
     // run only warns, so that scripts can be rendered where the cluster's files are not.
     if (auto files = check_upstream_files(recipe, inputs->values); !files) {
-      if (!request.dry_run) return failed(SubmitFailureKind::input, files.error());
+      if (!request.dry_run) return failed(ErrorKind::input, files.error());
       context.warning(files.error());
     }
     auto chain = render_chain(*inputs);
-    if (!chain) return failed(SubmitFailureKind::input, chain.error());
-    if (auto f = apply_request(request, *chain); !f) return failed(SubmitFailureKind::input, f.error());
+    if (!chain) return failed(ErrorKind::input, chain.error());
+    if (auto f = apply_request(request, *chain); !f) return failed(ErrorKind::input, f.error());
     if (cache) apply_cache(*cache, *chain);
     // Only the precompile was selected, and the cache is warm (or --precompile=never).
     if (chain->stages.empty()) return std::optional<Placed>{};
@@ -130,7 +130,7 @@ std::expected<std::optional<Placed>, SubmitError> place_chain(
     auto dir = create_run_dir(request.runs_dir, id);
     if (!dir) {
       if (attempt < 4) continue;
-      return failed(SubmitFailureKind::local, dir.error());
+      return failed(ErrorKind::local, dir.error());
     }
     if (!request.dry_run) {
       // Before anything says "submitting": a status that finds that state without this lock
@@ -139,7 +139,7 @@ std::expected<std::optional<Placed>, SubmitError> place_chain(
       if (!locked) {
         std::error_code ec;
         fs::remove_all(*dir, ec);
-        return failed(SubmitFailureKind::local, locked.error());
+        return failed(ErrorKind::local, locked.error());
       }
       placed.lock.emplace(std::move(*locked));
     }
@@ -171,7 +171,7 @@ Result<void> record_final_state(const SubmitOutcome& out, const Progress& progre
 
 // A failure after the run directory was made. Before any sbatch: the run directory goes. After:
 // every job of the chain is cancelled and the chain recorded rolled back.
-SubmitError undo(SubmitOutcome& out, Progress& progress, SubmitFailureKind kind, Error error,
+SubmitError undo(SubmitOutcome& out, Progress& progress, ErrorKind kind, Error error,
                  std::optional<Rollback> rolled, SlurmClient& slurm, const SubmitContext& context) {
   SubmitError e{kind, std::move(error), out.chain.chain_id, progress.started, {}, {}};
   if (!progress.started) {
@@ -243,9 +243,9 @@ std::expected<void, SubmitError> submit_jobs(SubmitOutcome& out, Progress& progr
   auto ids = submit_chain(out.chain, slurm, hooks);
   if (records.valid()) (void)records.get();  // the first sbatch failed: the records only matter for the state
   if (!ids) {
-    const auto kind = local_failure     ? SubmitFailureKind::local
-                      : was_interrupted ? SubmitFailureKind::interrupted
-                                        : SubmitFailureKind::slurm;
+    const auto kind = local_failure     ? ErrorKind::local
+                      : was_interrupted ? ErrorKind::interrupted
+                                        : ErrorKind::slurm;
     return std::unexpected(undo(out, progress, kind, std::move(ids.error().error),
                                 std::move(ids.error().rollback), slurm, context));
   }
@@ -253,8 +253,7 @@ std::expected<void, SubmitError> submit_jobs(SubmitOutcome& out, Progress& progr
   // Without this the chain stays "submitting", which the next status takes for an abandoned
   // submit and cancels: better now, said.
   if (auto w = record_state(out.chain.run_dir, ManifestState::submitted); !w)
-    return std::unexpected(
-        undo(out, progress, SubmitFailureKind::local, w.error(), std::nullopt, slurm, context));
+    return std::unexpected(undo(out, progress, ErrorKind::local, w.error(), std::nullopt, slurm, context));
   out.manifest.state = ManifestState::submitted;
   if (out.cache) {
     // A record that cannot be written leaves the chain running: only the next chain of the key
@@ -278,15 +277,15 @@ std::expected<SubmitOutcome, SubmitError> submit_chain_of_recipe(const Recipe& r
   std::string resume_from;
   if (!request.resume_from.empty()) {
     auto source = find_resume_source(request.runs_dir, request.resume_from, slurm);
-    if (!source) return failed(SubmitFailureKind::input, source.error());
+    if (!source) return failed(ErrorKind::input, source.error());
     resume_from = source->checkpoint_dir.string();
     context.resuming(*source);
   }
   auto cache = prepare_cache(recipe, plan, request.precompile, request.dry_run, request.site);
-  if (!cache) return failed(SubmitFailureKind::input, cache.error());
+  if (!cache) return failed(ErrorKind::input, cache.error());
   if (*cache)
     if (auto live = find_live_compile(**cache, request.dry_run, slurm); !live)
-      return failed(SubmitFailureKind::slurm, live.error());
+      return failed(ErrorKind::slurm, live.error());
 
   auto placed = place_chain(recipe, plan_doc, request, resume_from, *cache, slurm, context);
   if (!placed) return std::unexpected(std::move(placed.error()));
@@ -313,19 +312,18 @@ std::expected<SubmitOutcome, SubmitError> submit_chain_of_recipe(const Recipe& r
     if (!request.dry_run && is_local_dir(out.dirs.checkpoint))
       if (auto w = mark_dir_owner(out.dirs.checkpoint, DirOwner{out.chain.chain_id, out.chain.run_dir}); !w)
         return std::unexpected(
-            undo(out, progress, SubmitFailureKind::local, w.error(), std::nullopt, slurm, context));
+            undo(out, progress, ErrorKind::local, w.error(), std::nullopt, slurm, context));
     if (auto w = write_script(out.chain, 0); !w)
-      return std::unexpected(
-          undo(out, progress, SubmitFailureKind::local, w.error(), std::nullopt, slurm, context));
+      return std::unexpected(undo(out, progress, ErrorKind::local, w.error(), std::nullopt, slurm, context));
     if (request.dry_run) {
       if (auto w = write_dry_run(out, recipe, chain_plan); !w)
         return std::unexpected(
-            undo(out, progress, SubmitFailureKind::local, w.error(), std::nullopt, slurm, context));
+            undo(out, progress, ErrorKind::local, w.error(), std::nullopt, slurm, context));
     } else if (auto s = submit_jobs(out, progress, recipe, chain_plan, slurm, context); !s) {
       return std::unexpected(std::move(s.error()));
     }
   } catch (const std::exception& e) {
-    return std::unexpected(undo(out, progress, SubmitFailureKind::internal, Error{e.what(), "submit", ""},
+    return std::unexpected(undo(out, progress, ErrorKind::internal, Error{e.what(), "submit", ""},
                                 std::nullopt, slurm, context));
   }
   if (out.cache) out.cache->lock.reset();

@@ -96,3 +96,59 @@ TEST_CASE("slurm_client: the cluster's node features, once each") {
         std::vector<std::string>{"us1", "us2", "trn2u"});
   CHECK(parse_node_features("").empty());
 }
+
+TEST_CASE(
+    "slurm_client: scontrol for the pre-flight, a job Slurm no longer knows, and every failure Slurm's") {
+  Script s;
+  CommandSlurmClient c(s.runner());
+  s.next = {0, "JobId=7 ExcNodeList=n3 NodeList=n1\n", ""};
+  auto shown = c.show_job(7);
+  REQUIRE(shown);
+  REQUIRE(shown->has_value());
+  CHECK(**shown == "JobId=7 ExcNodeList=n3 NodeList=n1\n");
+  CHECK(s.calls.back() == std::vector<std::string>{"scontrol", "show", "job", "-o", "7"});
+
+  s.next = {1, "", "slurm_load_jobs error: Invalid job id specified\n"};
+  shown = c.show_job(7);
+  REQUIRE(shown);
+  CHECK_FALSE(shown->has_value());
+
+  s.next = {1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"};
+  shown = c.show_job(7);
+  REQUIRE_FALSE(shown);
+  CHECK(shown.error().what == "slurm_load_jobs error: Unable to contact slurm controller (connect failure)");
+  CHECK(shown.error().where == "scontrol show job");
+  CHECK(shown.error().kind == ErrorKind::slurm);
+
+  s.next = {0, "", ""};
+  REQUIRE(c.requeue(7));
+  CHECK(s.calls.back() == std::vector<std::string>{"scontrol", "requeue", "7"});
+  REQUIRE(c.exclude_nodes(7, "n3,n1"));
+  CHECK(s.calls.back() == std::vector<std::string>{"scontrol", "update", "JobId=7", "ExcNodeList=n3,n1"});
+  REQUIRE(c.show_node("n1"));
+  CHECK(s.calls.back() == std::vector<std::string>{"scontrol", "show", "node", "-o", "n1"});
+
+  s.next = {1, "", "scontrol: error: Job is no longer pending execution for job 7\n"};
+  const auto refused = c.exclude_nodes(7, "n1");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == ErrorKind::slurm);
+}
+
+TEST_CASE("slurm_client: a Slurm command that cannot run is a Slurm failure, whatever the runner said") {
+  CommandSlurmClient c([](const std::vector<std::string>&) -> Result<ProcessOutput> {
+    return fail("not found in PATH", "squeue");
+  });
+  const auto rows = c.squeue({1});
+  REQUIRE_FALSE(rows);
+  CHECK(rows.error().kind == ErrorKind::slurm);
+  CHECK(rows.error().what == "not found in PATH");
+  const auto id = c.sbatch({"sbatch", "x.sh"});
+  REQUIRE_FALSE(id);
+  CHECK(id.error().kind == ErrorKind::slurm);
+  Script s;
+  CommandSlurmClient d(s.runner());
+  s.next = {0, "no id here\n", ""};
+  const auto garbled = d.sbatch({"sbatch", "x.sh"});
+  REQUIRE_FALSE(garbled);
+  CHECK(garbled.error().kind == ErrorKind::slurm);
+}

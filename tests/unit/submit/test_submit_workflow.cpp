@@ -157,7 +157,7 @@ TEST_CASE("submit_workflow: an sbatch failing at stage k cancels what was submit
   auto done = s.run();
   REQUIRE_FALSE(done);
   const auto& f = done.error();
-  CHECK(f.kind == SubmitFailureKind::slurm);
+  CHECK(f.kind == ErrorKind::slurm);
   CHECK(f.submission_started);
   CHECK(f.error.what == s.slurm.fail_message);
   std::vector<JobId> submitted;
@@ -199,7 +199,7 @@ TEST_CASE(
     };
     auto done = s.run();
     REQUIRE_FALSE(done);
-    CHECK(done.error().kind == SubmitFailureKind::internal);
+    CHECK(done.error().kind == ErrorKind::internal);
     CHECK(done.error().error.what == "something broke");
     CHECK(done.error().rollback.cancelled == std::vector<JobId>{100, 101});
     CHECK(s.active().empty());
@@ -213,7 +213,7 @@ TEST_CASE(
     slurm.throw_at = 1;
     auto done = submit_chain_of_recipe(s.recipe, s.plan, s.request, slurm, s.context);
     REQUIRE_FALSE(done);
-    CHECK(done.error().kind == SubmitFailureKind::internal);
+    CHECK(done.error().kind == ErrorKind::internal);
     auto cancelled = done.error().rollback.cancelled;
     std::ranges::sort(cancelled);
     CHECK(cancelled == std::vector<JobId>{100, 101});
@@ -224,7 +224,7 @@ TEST_CASE(
     s.plan.dataset.format = "given\xff";  // not UTF-8: the JSON writer throws
     auto done = s.run();
     REQUIRE_FALSE(done);
-    CHECK(done.error().kind == SubmitFailureKind::internal);
+    CHECK(done.error().kind == ErrorKind::internal);
     CHECK(done.error().rollback.cancelled == std::vector<JobId>{100});
     CHECK(s.active().empty());
     auto m = read_manifest(s.run_dirs().at(0));
@@ -240,7 +240,7 @@ TEST_CASE("submit_workflow: Ctrl-C between two sbatch rolls back") {
   s.context.interrupted = [&] { return ++asked == 2; };
   auto done = s.run();
   REQUIRE_FALSE(done);
-  CHECK(done.error().kind == SubmitFailureKind::interrupted);
+  CHECK(done.error().kind == ErrorKind::interrupted);
   CHECK(done.error().rollback.cancelled == std::vector<JobId>{100});
   CHECK(s.active().empty());
 }
@@ -256,7 +256,7 @@ TEST_CASE(
   REQUIRE(mark_dir_owner(s.recipe.checkpoint.dir, DirOwner{"20261127-000000-000-00000001", other}));
   auto done = s.run();
   REQUIRE_FALSE(done);
-  CHECK(done.error().kind == SubmitFailureKind::input);
+  CHECK(done.error().kind == ErrorKind::input);
   CHECK_FALSE(done.error().submission_started);
   CHECK(s.slurm.sbatch_calls.empty());
   CHECK(s.run_dirs() == std::vector<fs::path>{other});
@@ -268,7 +268,7 @@ TEST_CASE("submit_workflow: a failure before the first sbatch leaves no run dire
   REQUIRE(write_file_atomic(s.dir / "checkpoints", "not a directory"));
   auto done = s.run();
   REQUIRE_FALSE(done);
-  CHECK(done.error().kind == SubmitFailureKind::local);
+  CHECK(done.error().kind == ErrorKind::local);
   CHECK_FALSE(done.error().submission_started);
   CHECK(s.slurm.sbatch_calls.empty());
   CHECK(s.run_dirs().empty());
@@ -280,7 +280,7 @@ TEST_CASE("submit_workflow: bad requests are refused with nothing created") {
   const auto refused = [&s] {
     auto done = s.run();
     REQUIRE_FALSE(done);
-    CHECK(done.error().kind == SubmitFailureKind::input);
+    CHECK(done.error().kind == ErrorKind::input);
     CHECK(s.slurm.sbatch_calls.empty());
     CHECK(s.run_dirs().empty());
   };

@@ -82,17 +82,14 @@ struct SubmitOutcome {
   std::vector<Error> problems;
 };
 
-// How a submit failed, which the exit code follows.
-enum class SubmitFailureKind {
-  input,        // the recipe, an option or a directory a live chain uses: nothing was created
-  slurm,        // Slurm could not be asked (squeue), or an sbatch failed: nothing is left queued
-  local,        // a file could not be written, the run directory or a lock could not be had
-  interrupted,  // Ctrl-C (SIGINT, SIGTERM) during the submission: nothing is left queued
-  internal,     // an exception: a bug; what was submitted was cancelled all the same
-};
-
 struct SubmitError {
-  SubmitFailureKind kind = SubmitFailureKind::input;
+  // How the submit failed, which the exit code follows (it is the submit's, whatever its callee's):
+  // input (the recipe, an option or a directory a live chain uses: nothing was created), slurm
+  // (Slurm could not be asked, or an sbatch failed: nothing is left queued), local (a file could
+  // not be written, the run directory or a lock could not be had), interrupted (Ctrl-C during the
+  // submission: nothing is left queued), internal (an exception: a bug; what was submitted was
+  // cancelled all the same).
+  ErrorKind kind = ErrorKind::input;
   Error error;
   // Set once the run directory exists: the chain, and whether any sbatch was run for it.
   std::string chain_id;
