@@ -9,8 +9,8 @@
 #include "commands.hpp"
 #include "number_options.hpp"
 #include "output.hpp"
-#include "trnslurm/util/file.hpp"
-#include "trnslurm/util/toml_edit.hpp"
+#include "trnslurm/plan/suggest_apply.hpp"
+#include "trnslurm/util/parse_number.hpp"
 
 namespace trnslurm::cli {
 
@@ -103,53 +103,6 @@ void print_table(const SuggestResult& r, const Recipe& recipe, std::size_t top) 
   for (const auto& n : r.notes) print_warning(n);
 }
 
-// The recipe keys a configuration sets; lnc only on a type with a choice of them.
-std::vector<TomlSet> keys_of(const Suggestion& s, const InstanceType& type) {
-  std::vector<TomlSet> sets{{"cluster", "nodes", fmt::format("{}", s.config.nodes)}};
-  if (!type.cpu() && type.lnc.value && type.lnc.value->size() > 1)
-    sets.push_back({"cluster", "lnc", fmt::format("{}", s.lnc)});
-  sets.push_back({"train", "tp", fmt::format("{}", s.config.tp)});
-  sets.push_back({"train", "pp", fmt::format("{}", s.config.pp)});
-  sets.push_back({"train", "mbs", fmt::format("{}", s.config.mbs)});
-  return sets;
-}
-
-// Writes ranked configuration `rank` into the recipe file: the new text is read back with the
-// same command line and must plan to that configuration before it replaces the file.
-Result<std::vector<TomlSet>> apply(const SuggestResult& r, std::size_t rank, const Recipe& recipe,
-                                   const RecipeOptions& options, const DatasetSize& dataset) {
-  if (rank > r.ranked.size())
-    return fail(fmt::format("there is no configuration {}: the search ranked {}", rank, r.ranked.size()),
-                "--apply", "give a rank the table shows");
-  const auto& s = r.ranked[rank - 1];
-  if (!s.memory.fits())
-    return fail(fmt::format("configuration {} does not fit: {} per core of {}", rank,
-                            format_bytes(s.memory.total), format_bytes(s.memory.capacity)),
-                "--apply", "choose one that fits (they rank first)");
-  if (recipe.source.empty()) return fail("the recipe has no file to write", "--apply", "give -r PATH");
-  const auto* type = recipe.instances.find(recipe.cluster.instance);
-  if (type == nullptr) return fail("unknown instance type", recipe.where("cluster.instance"));
-  const auto on_disk = read_file(recipe.source, max_recipe_size);
-  if (!on_disk || *on_disk != recipe.file_text)
-    return fail("the recipe file changed while it was read", recipe.source.string(), "run the command again");
-  const auto sets = keys_of(s, *type);
-  auto text = set_toml_values(recipe.file_text, recipe.source.string(), sets);
-  if (!text) return std::unexpected(text.error());
-  std::vector<std::string> written;
-  written.reserve(sets.size());
-  for (const auto& k : sets) written.push_back(k.section + "." + k.key);
-  auto reread = options.load_text(*text, written);
-  if (!reread) return std::unexpected(reread.error());
-  const auto planned = make_plan(*reread, dataset);
-  if (!planned) return std::unexpected(planned.error());
-  if (planned->nodes != s.config.nodes || planned->lnc != s.lnc || planned->tp != s.config.tp ||
-      planned->pp != s.config.pp || planned->mbs != s.config.mbs)
-    return fail("the written recipe does not read back as the chosen configuration", recipe.source.string(),
-                "edit the file by hand");
-  if (auto w = write_file_atomic(recipe.source, *text); !w) return std::unexpected(w.error());
-  return sets;
-}
-
 }  // namespace
 
 void add_suggest_options(CLI::App& app, SuggestCliOptions& o) {
@@ -209,7 +162,11 @@ int run_suggest(const RecipeOptions& recipe_options, const DatasetOptions& datas
   }
   std::optional<std::vector<TomlSet>> applied;
   if (o.apply > 0) {
-    auto written = apply(*result, o.apply, *recipe, recipe_options, *dataset);
+    auto written =
+        apply_suggestion(*result, o.apply, *recipe, *dataset,
+                         [&recipe_options](std::string_view text, const std::vector<std::string>& keys) {
+                           return recipe_options.load_text(text, keys);
+                         });
     if (!written) {
       return exit_with(written.error(), ErrorKind::input);
     }
@@ -219,7 +176,8 @@ int run_suggest(const RecipeOptions& recipe_options, const DatasetOptions& datas
     auto j = to_json(*result, o.top);
     if (applied) {
       nlohmann::json keys = nlohmann::json::object();
-      for (const auto& k : *applied) keys[k.section + "." + k.key] = std::stoull(k.value);
+      for (const auto& k : *applied)
+        keys[k.section + "." + k.key] = parse_number<std::uint64_t>(k.value).value_or(0);
       j["applied"] = {{"rank", o.apply}, {"file", recipe->source.string()}, {"keys", keys}};
     }
     fmt::print("{}\n", j.dump(2));

@@ -1,5 +1,6 @@
 #pragma once
-// `trnslurm plan --suggest` and `--apply N`: the options, the table, the write into the recipe.
+// `trnslurm plan --suggest` and `--apply N`: the options and the table; the write into the recipe is
+// the core's (plan/suggest_apply.hpp).
 
 #include <CLI/CLI.hpp>
 
