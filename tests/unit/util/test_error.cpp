@@ -4,7 +4,7 @@
 
 using namespace trnslurm;
 
-TEST_CASE("error: a kind given when the error is made stays; an unclassified one takes the caller's") {
+TEST_CASE("error: a kind given when the error is made stays, an unclassified one takes the caller's") {
   const Error plain = fail("no such file", "r.toml").error();
   CHECK(plain.kind == ErrorKind::unclassified);
   CHECK(classified(plain, ErrorKind::input).kind == ErrorKind::input);
