@@ -50,8 +50,8 @@ done
 check "man finds trnslurm-spank(8)" sh -c "man -w 8 trnslurm-spank | grep -q trnslurm-spank.8"
 check "bash completion installed and completing from the installed binary" bash -c '
   source /usr/share/bash-completion/completions/trnslurm
-  COMP_WORDS=(trnslurm init tiny); COMP_CWORD=2; _trnslurm
-  [ "${COMPREPLY[*]}" = tiny-cpu ]'
+  COMP_WORDS=(trnslurm init tiny-t); COMP_CWORD=2; _trnslurm
+  [ "${COMPREPLY[*]}" = tiny-titan-cpu ]'
 
 # A cluster from the installed files only: the installed dev-cluster, plugin and trnslurm.
 /usr/share/trnslurm/scripts/dev-cluster up --dir "$cluster" --port-base "${TRNSLURM_PORT_BASE:-19817}" \
