@@ -23,6 +23,11 @@ expect_match "plugin: with and without" "with/without, paired by round: median r
 expect_match "plugin: the floor" "minimal plugin \(the floor\)/without, same rounds: median ratio [0-9.]+ \([-+][0-9.]+ %, interquartile" "$out"
 expect_match "plugin: CPU time" "CPU time per step: median without plugin [0-9.]+ s, with [0-9.]+ s; with/without, paired by round: median ratio [0-9.]+ \(overhead [-+][0-9.]+ %, interquartile [-+][0-9.]+ \.\. [-+][0-9.]+ %\), [-+][0-9.]+ us per task, [-+][0-9.]+ ms per node" "$out"
 expect_match "plugin: CPU time of the floor" "CPU time, minimal plugin \(the floor\)/without: median ratio [0-9.]+" "$out"
+# The TorchTitan track's step: one task per node with --trn-launch=torchrun on the plugin's arm.
+out=$("$TRNSLURM_SOURCE_DIR/bench/plugin_overhead" --quick --existing --launch torchrun 2>&1) ||
+  fail "bench/plugin_overhead --quick --launch torchrun failed: $out"
+expect_contains "plugin, torchrun step: the step measured" "srun -N N --ntasks-per-node=1 --trn-launch=torchrun true" "$out"
+expect_match "plugin, torchrun step: CPU time per node" "CPU time per step: median without plugin [0-9.]+ s, with [0-9.]+ s; .* [-+][0-9.]+ ms per node" "$out"
 # The meter's cgroup is gone and the cluster's slurmds are back where they were.
 leftover=$(awk '$3 == "cgroup2" || ($3 == "cgroup" && $4 ~ /cpuacct/) {print $2}' /proc/mounts |
   while read -r m; do ls -d "$m"/trnslurm-bench-* 2>/dev/null || true; done)
