@@ -106,6 +106,7 @@ json batch_submit_request(const std::string& chain_id, const std::string& stage,
 
 std::string batch_submit_script(const std::string& chain_id, const std::vector<BatchStage>& stages) {
   std::vector<std::string> names;
+  names.reserve(stages.size());
   for (const auto& s : stages) names.push_back(s.name);
   return fmt::format(
       R"sh(#!/bin/bash

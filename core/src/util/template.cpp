@@ -558,16 +558,16 @@ class QuoteTracker {
       if (text.compare(i, 2, "<<") == 0) return;  // a here-document or here-string: unquoted() reads it
       if (c == '#' && commands_.back().word.empty()) return;  // a comment, not a word
       if (c != ' ' && c != '\t' && c != '\n') pipeline.after_pipe = false;
+      // A redirection's & (2>&1, &>) is part of a word, not a separator: the last branch keeps it.
+      const bool redirection = c == '&' && (prev == '>' || prev == '<' || at(i + 1) == '>');
       if (c == ' ' || c == '\t') {
         end_word();
-      } else if (c == '&' && (prev == '>' || prev == '<' || at(i + 1) == '>')) {
-        word_char(c);  // a redirection (2>&1, &>), not a separator
-      } else if (c == '&' && prev == '|') {
+      } else if (c == '&' && prev == '|' && !redirection) {
         // |&: the pipe before it already ended the command
       } else if (c == '|' && at(i + 1) != '|' && prev != '|') {
         end_word();
         end_stage(true);
-      } else if (word_boundary(c)) {
+      } else if (word_boundary(c) && !redirection) {
         end_word();
         end_stage(false);  // a new command starts (a group's commands stay one stage)
         if (c == '(' && at(i + 1) != '(') ++pipelines_.back().groups;
