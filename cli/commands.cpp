@@ -12,24 +12,15 @@ struct Entry {
 
 // In the order `trnslurm --help` lists them.
 constexpr std::array entries{
-    Entry{"init", add_init},
-    Entry{"recipes", add_recipes},
-    Entry{"instances", add_instances},
-    Entry{"plan", add_plan},
-    Entry{"submit", add_submit},
-    Entry{"status", add_status},
-    Entry{"watch", add_watch},
-    Entry{"logs", add_logs},
-    Entry{"cancel", add_cancel},
-    Entry{"list", add_list},
-    Entry{"report", add_report},
-    Entry{"cache", add_cache},
-    Entry{"export", add_export},
-    Entry{"env", add_env},
-    Entry{"doctor", add_doctor},
-    Entry{"health-node", add_health_node},
-    Entry{"preflight", add_preflight},
-    Entry{"steps", add_steps},
+    Entry{"init", add_init},           Entry{"recipes", add_recipes},
+    Entry{"instances", add_instances}, Entry{"plan", add_plan},
+    Entry{"submit", add_submit},       Entry{"status", add_status},
+    Entry{"watch", add_watch},         Entry{"logs", add_logs},
+    Entry{"cancel", add_cancel},       Entry{"list", add_list},
+    Entry{"report", add_report},       Entry{"cache", add_cache},
+    Entry{"export", add_export},       Entry{"env", add_env},
+    Entry{"doctor", add_doctor},       Entry{"health-node", add_health_node},
+    Entry{"preflight", add_preflight}, Entry{"steps", add_steps},
 };
 
 }  // namespace

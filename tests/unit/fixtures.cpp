@@ -2,6 +2,8 @@
 
 namespace trnslurm::test {
 
-std::string fixtures_dir() { return TRNSLURM_FIXTURES; }
+std::string fixtures_dir() {
+  return TRNSLURM_FIXTURES;
+}
 
 }  // namespace trnslurm::test

@@ -107,7 +107,8 @@ TEST_CASE("resilience: the restarts file is parsed line by line, bad lines skipp
   CHECK(read_restarts("/nonexistent/run").empty());
 }
 
-TEST_CASE("resilience: an event appended to the restarts log is read back, and one that cannot be is an error") {
+TEST_CASE(
+    "resilience: an event appended to the restarts log is read back, and one that cannot be is an error") {
   test::ScratchDir run;
   RestartEvent e;
   e.event = "exclude";
