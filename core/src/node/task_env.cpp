@@ -95,6 +95,19 @@ void add_ranks(const EnvInput& in, Builder& b) {
   b.add("LOCAL_WORLD_SIZE", std::to_string(t.local_count), "tasks of the step on this node");
 }
 
+// The logical NeuronCores of the node: the physical ones split by LNC, which is set when the
+// runtime's default would differ (both launch paths).
+Result<std::uint32_t> logical_cores(const EnvInput& in, std::uint32_t physical, std::uint32_t lnc,
+                                    const std::string& lnc_from, Builder& b) {
+  if (physical % lnc != 0)
+    return fail(fmt::format("{} physical NeuronCores do not split into LNC={} logical cores", physical, lnc),
+                "NEURON_LOGICAL_NC_CONFIG");
+  if (tell_lnc(in, lnc))
+    b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(lnc),
+          fmt::format("logical NeuronCore config ({})", lnc_from));
+  return physical / lnc;
+}
+
 // --trn-launch=torchrun: the node's one task is torchrun, which starts one TorchNeuron worker per
 // logical core. Each worker takes its own core by its LOCAL_RANK; a node-wide
 // NEURON_RT_VISIBLE_CORES would hand every worker all of them (a core is held by the process that
@@ -123,14 +136,9 @@ Result<void> add_torchrun_cores(const EnvInput& in, Builder& b) {
     b.note("NeuronCore count unknown (core_count unreadable): TRNSLURM_NPROC_PER_NODE not set");
     return {};
   }
-  if (*physical % *lnc != 0)
-    return fail(
-        fmt::format("{} physical NeuronCores do not split into LNC={} logical cores", *physical, *lnc),
-        "NEURON_LOGICAL_NC_CONFIG");
-  if (tell_lnc(in, *lnc))
-    b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(*lnc),
-          fmt::format("logical NeuronCore config ({})", lnc_from));
-  b.add("TRNSLURM_NPROC_PER_NODE", std::to_string(*physical / *lnc),
+  const auto logical = logical_cores(in, *physical, *lnc, lnc_from, b);
+  if (!logical) return std::unexpected(logical.error());
+  b.add("TRNSLURM_NPROC_PER_NODE", std::to_string(*logical),
         fmt::format("torchrun --nproc_per_node: one worker per logical core ({} physical, LNC={})", *physical,
                     *lnc));
   return {};
@@ -167,17 +175,12 @@ Result<void> add_cores(const EnvInput& in, Builder& b) {
     b.note("NeuronCore count unknown (core_count unreadable): NeuronCore variables not set");
     return {};
   }
-  if (*physical % *lnc != 0)
-    return fail(
-        fmt::format("{} physical NeuronCores do not split into LNC={} logical cores", *physical, *lnc),
-        "NEURON_LOGICAL_NC_CONFIG");
-  const std::uint32_t cores = *physical / *lnc;
+  const auto logical = logical_cores(in, *physical, *lnc, lnc_from, b);
+  if (!logical) return std::unexpected(logical.error());
+  const std::uint32_t cores = *logical;
   const std::string node_desc =
       fmt::format("{} NeuronCores on {} devices{}", cores, in.topology.devices.size(),
                   in.topology.instance_type ? " of a " + *in.topology.instance_type : std::string{});
-  if (tell_lnc(in, *lnc))
-    b.add("NEURON_LOGICAL_NC_CONFIG", std::to_string(*lnc),
-          fmt::format("logical NeuronCore config ({})", lnc_from));
 
   const auto [mode, mode_from] = resolve_mode(in);
   switch (mode) {
