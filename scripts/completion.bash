@@ -99,7 +99,7 @@ _trnslurm() {
   --trn-cores) mapfile -t COMPREPLY < <(compgen -W "per-node per-task auto" -- "$cur") && return 0 ;;
   --by) mapfile -t COMPREPLY < <(compgen -W "time cost" -- "$cur") && return 0 ;;
   --precompile) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur") && return 0 ;;
-  --to) mapfile -t COMPREPLY < <(compgen -W "aws-batch" -- "$cur") && return 0 ;;
+  --to) mapfile -t COMPREPLY < <(compgen -W "aws-batch k8s" -- "$cur") && return 0 ;;
   --key)
     # The keys of ./trnslurm.toml's compile cache.
     mapfile -t COMPREPLY < <(compgen -W "$("$bin" cache list --json 2>/dev/null |
@@ -122,7 +122,8 @@ _trnslurm() {
     ;;
   --set | --nodes | --epochs | --samples | --tokens | --partition | --account | --qos | --sbatch-arg | \
     --interval | --node-name | --tasks-per-node | --node-rank | --local-id | --nodelist | --trn-root-comm | \
-    --nodes-max | --mbs-max | --top | --efficiency | --apply | --image | --job-queue | --vcpus | --memory-mib)
+    --nodes-max | --mbs-max | --top | --efficiency | --apply | --image | --job-queue | --vcpus | --memory-mib | \
+    --namespace | --volume-claim)
     return 0 # a value only the user knows
     ;;
   esac

@@ -25,7 +25,7 @@ std::string batch_job_name(const std::string& chain_id, const std::string& stage
   return fmt::format("trn-{}-{}", chain_id, stage);
 }
 
-Result<json> batch_job_definition(const std::string& chain_id, const BatchStage& stage,
+Result<json> batch_job_definition(const std::string& chain_id, const ExportStage& stage,
                                   const InstanceType& type, const BatchOptions& options,
                                   const std::vector<std::string>& command) {
   const auto where = fmt::format("stages.{}", stage.name);
@@ -104,7 +104,7 @@ json batch_submit_request(const std::string& chain_id, const std::string& stage,
               {"tags", {{"trnslurm-chain", chain_id}, {"trnslurm-stage", stage}}}};
 }
 
-std::string batch_submit_script(const std::string& chain_id, const std::vector<BatchStage>& stages) {
+std::string batch_submit_script(const std::string& chain_id, const std::vector<ExportStage>& stages) {
   std::vector<std::string> names;
   names.reserve(stages.size());
   for (const auto& s : stages) names.push_back(s.name);

@@ -62,7 +62,7 @@ Result<std::string> launch_case(const InstanceType& type, EnvSettings settings, 
             std::ranges::find(runtime, v.name, &std::pair<std::string_view, std::string_view>::first);
         r != runtime.end()) {
       value = r->second;
-      reason = "the node's place in the job, from what AWS Batch tells it (entry.sh)";
+      reason = "the node's place in the job, from what the scheduler tells it (entry.sh)";
     } else if (v.value.find(main_addr) != std::string::npos) {
       // NEURON_RT_ROOT_COMM_ID: the main node's address and a port.
       auto port = shell_quote(v.value.substr(v.value.find(main_addr) + main_addr.size()));

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trnslurm/export/stage.hpp"
 #include "trnslurm/instance/instance.hpp"
 #include "trnslurm/util/error.hpp"
 
@@ -22,15 +23,6 @@ struct BatchOptions {
   std::vector<std::string> mounts;     // host directories (the shared file system), mounted at the same path
   std::optional<std::uint32_t> vcpus;  // default: the instance type's
   std::optional<std::uint32_t> memory_mib;  // default: 95 % of the type's host memory
-};
-
-// One stage as Batch runs it.
-struct BatchStage {
-  std::string name;
-  std::uint32_t nodes = 1;
-  std::uint64_t seconds = 0;  // the stage's time limit; 0 = none
-  // The train stage's attempts (max_restarts + 1, at most 10): instance losses are retried.
-  std::optional<std::uint32_t> attempts;
 };
 
 // The exit status by which the entry point says a node was lost (scripts/batch_entry.sh): retried.
@@ -49,7 +41,7 @@ std::string batch_job_name(const std::string& chain_id, const std::string& stage
 // interface, memlock unlimited, shared memory, the mounts, `command`, the time limit as timeout,
 // and for a stage with attempts the retry strategy. Refuses what Batch would (a time limit under
 // 60 s) and an instance type without the figures it needs.
-Result<nlohmann::json> batch_job_definition(const std::string& chain_id, const BatchStage& stage,
+Result<nlohmann::json> batch_job_definition(const std::string& chain_id, const ExportStage& stage,
                                             const InstanceType& type, const BatchOptions& options,
                                             const std::vector<std::string>& command);
 
@@ -59,7 +51,7 @@ nlohmann::json batch_submit_request(const std::string& chain_id, const std::stri
 
 // submit.sh: registers each definition, submits each stage depending on the one before, records
 // the job ids, and terminates what it submitted when a later submission fails.
-std::string batch_submit_script(const std::string& chain_id, const std::vector<BatchStage>& stages);
+std::string batch_submit_script(const std::string& chain_id, const std::vector<ExportStage>& stages);
 
 // launch-template.md: what the compute environment's instances need (EFA interfaces of the type,
 // a cluster placement group, the shared file system mounted on the host).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trnslurm/export/aws_batch.hpp"
+#include "trnslurm/export/k8s.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/recipe.hpp"
 #include "trnslurm/util/error.hpp"
@@ -19,12 +20,13 @@
 
 namespace trnslurm {
 
-enum class ExportTarget { aws_batch };
+enum class ExportTarget { aws_batch, k8s };
 
 struct ExportRequest {
   ExportTarget target = ExportTarget::aws_batch;
   std::filesystem::path runs_dir;  // absolute: the run directory is created under it
   BatchOptions batch;              // mounts: the recipe's top directories are added (shared_mounts)
+  K8sOptions k8s;                  // claims: one for each of the recipe's top directories
   TemplateValues site;             // backend_dir, trnslurm_bin: where this installation is
 };
 
@@ -41,12 +43,13 @@ struct Export {
   std::vector<std::string> stages;  // in order
   std::vector<ExportFile> files;
   std::vector<std::string> notes;  // what differs from what the recipe asks, said once
+  std::string run_script;          // the file that submits the chain, under the run directory
 };
 
 // The files of `request.target` for the recipe's enabled stages under the chain id `chain_id`.
 // Refuses what the other system cannot run: an srun option other than one task per node
 // (exported_srun_options), a time limit the system refuses, an instance type without the figures
-// a job definition needs, a missing image or queue.
+// a job definition needs, a missing image, queue or volume claim.
 Result<Export> export_chain(const Recipe& recipe, const Plan& plan, const ExportRequest& request,
                             const std::string& chain_id);
 
