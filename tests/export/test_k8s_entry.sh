@@ -7,7 +7,8 @@
 # exported train stage: the launcher's srun runs torchrun on both, with the plugin's variables as
 # task-env.sh renders them, and the four workers form one gloo process group on the launcher's
 # host name, found in the hostfile. Then a worker that never comes: the launcher exits 75 (the
-# Job retries it); then the stage's own failure: recorded, and the next launcher exits with it at
+# Job retries it); a worker started again within an attempt: 75, and the next attempt, which it
+# joins, succeeds; then the stage's own failure: recorded, and the next launcher exits with it at
 # once.
 set -euo pipefail
 source "$(dirname "$0")/../lib/checks.sh"
@@ -108,6 +109,35 @@ pod launcher "${name}-launcher" TRNSLURM_BATCH_START_TIMEOUT=3 >lost.log 2>&1 ||
 expect_eq "a lost worker: the launcher exits 75 (retried)" 75 "$rc0" || cat lost.log >&2
 expect_contains "and says which node" "node 1 stopped answering" "$(cat lost.log)"
 [ ! -e "$run_dir/k8s/jobs/train/failed" ] || fail "a lost node was recorded as the stage's own failure"
+
+# A worker pod started again within an attempt (its container restarted, or the operator
+# created it again): its node was in the attempt before (alive.1 is there), so the steps it ran
+# are gone. It says so and ends the step: the launcher exits 75. The launcher the Job starts next
+# is a new attempt, which the same worker joins, and the stage succeeds.
+uid=0b8b6d0c-5a0e-4a39-9f3c-000000000005
+rc0=0 rc1=0
+rm -rf "$run_dir/rendezvous"
+pod launcher "${name}-launcher" >restart1.log 2>&1 &
+pid0=$!
+for _ in $(seq 100); do
+  [ "$(cat "$run_dir/k8s/jobs/train/current" 2>/dev/null)" != "$uid" ] || break
+  sleep 0.2
+done
+expect_eq "the launcher names its attempt" "$uid" "$(cat "$run_dir/k8s/jobs/train/current")"
+touch "$run_dir/k8s/steps/$uid/alive.1"
+pod worker "${name}-worker-0" >restart-worker.log 2>&1 &
+pid1=$!
+wait "$pid0" || rc0=$?
+expect_eq "a worker back in its attempt: the launcher exits 75 (retried)" 75 "$rc0" || cat restart1.log restart-worker.log >&2
+expect_contains "the worker says why" "node 1 was in attempt $uid before" "$(cat restart-worker.log)"
+uid=0b8b6d0c-5a0e-4a39-9f3c-000000000006
+rc0=0
+pod launcher "${name}-launcher" >restart2.log 2>&1 || rc0=$?
+wait "$pid1" || rc1=$?
+expect_eq "the next attempt succeeds" 0 "$rc0" || cat restart2.log restart-worker.log >&2
+expect_eq "with the same worker, which then exits 0" 0 "$rc1"
+expect_contains "the worker joined the new attempt" "attempt $uid, node 1 of 2" "$(cat restart-worker.log)"
+expect_eq "four ranks again" 4 "$(find "$run_dir/rendezvous" -name 'rank-*.json' | wc -l)"
 
 # The stage's own failure (exit 3 on every node): recorded; the next launcher pod of the Job
 # exits 3 at once, without running the stage.
