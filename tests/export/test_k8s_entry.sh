@@ -8,8 +8,8 @@
 # task-env.sh renders them, and the four workers form one gloo process group on the launcher's
 # host name, found in the hostfile. Then a worker that never comes: the launcher exits 75 (the
 # Job retries it); a worker started again within an attempt: 75, and the next attempt, which it
-# joins, succeeds; then the stage's own failure: recorded, and the next launcher exits with it at
-# once.
+# joins, succeeds; then the stage's own failure: recorded, and the next launcher of the same Job
+# exits with it at once, while a new MPIJob's runs the stage again.
 set -euo pipefail
 source "$(dirname "$0")/../lib/checks.sh"
 : "${TRNSLURM_BIN:?run through ctest}" "${TRNSLURM_SOURCE_DIR:?}"
@@ -22,7 +22,8 @@ port=$((${TRNSLURM_TEST_PORT_BASE:-24000} + 62))
 probe=$TRNSLURM_SOURCE_DIR/tests/export/rendezvous_probe.py
 
 # tiny-cpu's model, plan and cluster (two nodes); a train stage launched as the Batch test's, that
-# fails with 3 when the launcher's environment has TRN_PROBE_FAIL.
+# fails with 3 when the launcher's environment has TRN_PROBE_FAIL and ends at once (0) with
+# TRN_PROBE_QUICK.
 "$TRNSLURM_BIN" init tiny-cpu >/dev/null
 sed -n '/^\[upstream\]/q;p' trnslurm.toml >recipe.toml
 cat >>recipe.toml <<TOML
@@ -37,7 +38,7 @@ time = "00:05:00"
 env = { GLOO_SOCKET_IFNAME = "lo", TRN_PROBE_RECIPE_ENV = "{{stage}}" }
 command = """
 mkdir -p {{run_dir}}/rendezvous
-srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c '[ -z "\${TRN_PROBE_FAIL:-}" ] || exit 3; exec "\$0" --nnodes "\$TRNSLURM_NNODES" --node_rank "\$TRNSLURM_NODE_RANK" --master_addr "\$MASTER_ADDR" --master_port "\$MASTER_PORT" "\$@"' \\\\
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c '[ -z "\${TRN_PROBE_FAIL:-}" ] || exit 3; [ -z "\${TRN_PROBE_QUICK:-}" ] || exit 0; exec "\$0" --nnodes "\$TRNSLURM_NNODES" --node_rank "\$TRNSLURM_NODE_RANK" --master_addr "\$MASTER_ADDR" --master_port "\$MASTER_PORT" "\$@"' \\\\
   {{backend_dir}}/neuron-venv/bin/torchrun --nproc_per_node 2 $probe {{run_dir}}/rendezvous
 """
 TOML
@@ -68,12 +69,15 @@ pod() {
   local role=$1 host=$2
   shift 2
   local -a vars=(K_MPI_JOB_ROLE="$role" MASTER_PORT="$port" TRNSLURM_BATCH_HEARTBEAT=1 TRNSLURM_K8S_POLL=1)
-  [ "$role" != launcher ] || vars+=(OMPI_MCA_orte_default_hostfile="$work/hostfile" TRN_POD_UID="$uid")
+  [ "$role" != launcher ] ||
+    vars+=(OMPI_MCA_orte_default_hostfile="$work/hostfile" TRN_POD_UID="$uid" TRN_LAUNCHER_JOB_UID="$job_uid")
   unshare -m -u env -u MASTER_ADDR "${vars[@]}" "$@" bash -c \
     'mount --bind "$0" /etc/hosts && hostname "$1" && shift 2 && exec timeout 240 "$@"' \
     "$work/hosts" "$host" bash "$entry" train
 }
 
+# The launcher pod's uid and its Job's (the label the Job controller gives the pod).
+job_uid=5f0c1f9e-0000-4000-8000-00000000000a
 uid=0b8b6d0c-5a0e-4a39-9f3c-000000000001
 rc0=0 rc1=0
 pod worker "${name}-worker-0" >worker.log 2>&1 &
@@ -155,4 +159,18 @@ pod launcher "${name}-launcher" >again.log 2>&1 || rc0=$?
 expect_eq "a launcher started again after it exits 3 at once" 3 "$rc0"
 expect_contains "and says why" "failed before (exit 3)" "$(cat again.log)"
 [ ! -d "$run_dir/k8s/steps/${uid//-/}" ] && [ ! -d "$run_dir/k8s/steps/$uid" ] || fail "the stage ran again"
+
+# A new MPIJob for the stage (deleted and applied again: a new launcher Job) runs it again; its
+# worker does not join the attempts that have ended.
+job_uid=5f0c1f9e-0000-4000-8000-00000000000b
+uid=0b8b6d0c-5a0e-4a39-9f3c-000000000007
+rc0=0 rc1=0
+pod worker "${name}-worker-0" >worker7.log 2>&1 &
+pid1=$!
+pod launcher "${name}-launcher" TRN_PROBE_QUICK=1 >new-job.log 2>&1 || rc0=$?
+wait "$pid1" || rc1=$?
+expect_eq "a new MPIJob runs the stage again" 0 "$rc0" || cat new-job.log worker7.log >&2
+expect_eq "with its worker" 0 "$rc1"
+expect_contains "which joined the new attempt only" "attempt $uid, node 1 of 2" "$(cat worker7.log)"
+expect_eq "the step ran on both pods" "0 0" "$(cat "$run_dir/k8s/steps/$uid/1.0.rc" "$run_dir/k8s/steps/$uid/1.1.rc" | paste -sd' ')"
 finish

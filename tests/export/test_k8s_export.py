@@ -145,6 +145,9 @@ class Exported(unittest.TestCase):
                         self.assertIn("/" + out["run_dir"].split("/")[1], mounts, "the run directory is on a claim")
                         self.assertEqual({"name": "TRN_POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}},
                                          c["env"][0])
+                    [c] = launcher["template"]["spec"]["containers"]
+                    self.assertEqual({"fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"},
+                                     c["env"][1]["valueFrom"]["fieldRef"], "the launcher's Job")
                     self.assertGreaterEqual(nodes, 1)
                     policy = spec["runPolicy"]
                     if stage == "train":
@@ -153,6 +156,21 @@ class Exported(unittest.TestCase):
                         self.assertEqual(0, policy["backoffLimit"])
                     if "activeDeadlineSeconds" in policy:
                         self.assertGreater(policy["activeDeadlineSeconds"], 0)
+
+    def test_an_unknown_efa_count_is_not_invented(self):
+        # trn3.48xlarge's EFA interfaces are not in the instance table: none requested, and said so.
+        self.assertIsNone(instance_figures("trn3.48xlarge").get("efa_devices"))
+        work = os.path.join(self.tmp.name, "llama31-70b-trn2")
+        out, _ = export(work, "--set", "cluster.instance=trn3.48xlarge")
+        self.assertTrue(any("EFA" in n and "unverified" in n for n in out["notes"]), out["notes"])
+        with open(os.path.join(out["run_dir"], "k8s", "README.md")) as f:
+            self.assertIn("NOT requested", f.read())
+        for stage in out["stages"]:
+            with open(os.path.join(out["run_dir"], "k8s", "mpijobs", f"{stage}.json")) as f:
+                job = json.load(f)
+            self.assertEqual([], k8s_rules.problems(job))
+            limits = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+            self.assertEqual({"aws.amazon.com/neuron": str(instance_figures("trn3.48xlarge")["devices"])}, limits)
 
     def test_each_rule_broken_once_is_refused(self):
         name = next(n for n, o in self.recipes.items() if "train" in o["stages"]

@@ -70,13 +70,20 @@ json pod_template(const std::string& chain_id, const std::string& stage, const s
         fmt::format("{}Mi", static_cast<std::uint64_t>(*type.host_memory_gib.value * 1024 / 2));
   mounts.push_back({{"name", "dshm"}, {"mountPath", "/dev/shm"}});
   volumes.push_back({{"name", "dshm"}, {"emptyDir", shm}});
+  // The launcher's attempt: entry.sh names its steps after the pod's uid, and a failure of the
+  // stage's own after the launcher's Job (the label the Job controller gives its pods).
+  auto env = json::array(
+      {{{"name", "TRN_POD_UID"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.uid"}}}}}}});
+  if (role == "launcher")
+    env.push_back(
+        {{"name", "TRN_LAUNCHER_JOB_UID"},
+         {"valueFrom",
+          {{"fieldRef", {{"fieldPath", "metadata.labels['batch.kubernetes.io/controller-uid']"}}}}}});
   json container{
       {"name", "trainer"},
       {"image", options.image},
       {"command", command},
-      // The launcher's attempt: entry.sh names its steps after the pod's uid.
-      {"env", json::array({{{"name", "TRN_POD_UID"},
-                            {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.uid"}}}}}}})},
+      {"env", env},
       // Kubernetes sets no memlock limit: IPC_LOCK lets EFA and the Neuron runtime lock memory
       // whatever RLIMIT_MEMLOCK the node's container runtime gives.
       {"securityContext", {{"capabilities", {{"add", json::array({"IPC_LOCK"})}}}}},

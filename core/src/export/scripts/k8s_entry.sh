@@ -16,8 +16,9 @@
 # Retries: the launcher is a batch/v1 Job whose backoffLimit is the stage's retries. A lost node
 # makes the launcher exit 75: the Job starts a new launcher pod, a new attempt, and the workers
 # that are still there, or that the operator created again, join it. Any other failure is the
-# stage's own: it is recorded (jobs/<stage>/failed) and a later launcher of the same job exits
-# with it at once instead of running the stage again.
+# stage's own: it is recorded for the launcher's Job (jobs/<stage>/failed.<the Job's uid>, from
+# the label the Job controller gives its pods) and a later launcher of the same Job exits with it
+# at once instead of running the stage again; a new MPIJob (a new Job) runs it.
 set -eo pipefail
 trn_stage=${1:?usage: entry.sh STAGE}
 trn_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,8 +59,10 @@ trn_place() {
 trn_main_index=0
 case ${K_MPI_JOB_ROLE:-} in
 launcher)
-  if [ -f "$trn_jobs/failed" ]; then
-    read -r trn_rc <"$trn_jobs/failed" || trn_rc=1
+  trn_failed=$trn_jobs/failed
+  [ -z "${TRN_LAUNCHER_JOB_UID:-}" ] || trn_failed+=.${TRN_LAUNCHER_JOB_UID//[^A-Za-z0-9_-]/}
+  if [ -f "$trn_failed" ]; then
+    read -r trn_rc <"$trn_failed" || trn_rc=1
     echo "trnslurm: stage $trn_stage failed before (exit $trn_rc), not for a lost node: not run again" >&2
     exit "$trn_rc"
   fi
@@ -84,7 +87,7 @@ launcher)
   trap 'kill "$trn_beat" 2>/dev/null || true' EXIT
   trn_rc=0
   trn_main || trn_rc=$?
-  [ "$trn_rc" = 0 ] || [ "$trn_rc" = 75 ] || echo "$trn_rc" >"$trn_jobs/failed"
+  [ "$trn_rc" = 0 ] || [ "$trn_rc" = 75 ] || echo "$trn_rc" >"$trn_failed"
   exit "$trn_rc"
   ;;
 worker) ;;
@@ -96,13 +99,14 @@ esac
 
 # A worker: joins the attempt the launcher names, until the stage ends (0) or fails for good (0:
 # the launcher's status is the job's). A main node that stops answering, or a new attempt, ends
-# this node's part in the old one.
+# this node's part in the old one. An attempt that has ended (an earlier MPIJob's) is not joined;
+# the operator deletes the workers when the launcher has ended (cleanPodPolicy: Running).
 trn_done=
 while :; do
-  [ ! -f "$trn_jobs/failed" ] || exit 0
   trn_job=
   [ ! -f "$trn_jobs/current" ] || read -r trn_job <"$trn_jobs/current" || true
-  if [ -z "$trn_job" ] || [ "$trn_job" = "$trn_done" ] || [ ! -f "$trn_here/steps/$trn_job/hostfile" ]; then
+  if [ -z "$trn_job" ] || [ "$trn_job" = "$trn_done" ] || [ ! -f "$trn_here/steps/$trn_job/hostfile" ] ||
+    [ -f "$trn_here/steps/$trn_job/end" ]; then
     sleep "$trn_poll"
     continue
   fi
