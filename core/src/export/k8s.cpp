@@ -243,7 +243,7 @@ std::string k8s_cluster_notes(const InstanceType& type, const K8sOptions& option
       "- **The Neuron device plugin**, which advertises `aws.amazon.com/neuron` ({2} per node here).\n"
       "- **The EFA device plugin**, which advertises `vpc.amazonaws.com/efa`: {3}.\n"
       "- **The Kubeflow MPI Operator** (v0.8.2 is what the MPIJobs were checked against; it must\n"
-      "  know `runLauncherAsWorker` and `launcherCreationPolicy`, v0.6.0 and later).\n"
+      "  know `runLauncherAsWorker` and `launcherCreationPolicy`, v0.5.0 and later).\n"
       "- **The persistent volume claims**, read-write by many pods (FSx for Lustre's CSI driver):\n"
       "{4}",
       options.name_space,
