@@ -1,9 +1,5 @@
 // `trnslurm doctor`: on a node, what the plugin will find there. Prints one line per check
 // (ok / warn / FAIL) and exits 1 when something would stop the plugin from doing its job.
-extern "C" {
-#include <slurm/slurm.h>
-}
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -16,14 +12,15 @@ extern "C" {
 #include "commands.hpp"
 #include "doctor_cluster.hpp"
 #include "node_health.hpp"
+#include "process.hpp"
 #include "recipe_options.hpp"
 #include "site_config.hpp"
 #include "trainer_help.hpp"
+#include "trnslurm/chain/plugin_version.hpp"
 #include "trnslurm/health/node_checks.hpp"
 #include "trnslurm/node/efa.hpp"
 #include "trnslurm/node/node_inputs.hpp"
 #include "trnslurm/node/topology.hpp"
-#include "trnslurm/util/elf_symbol.hpp"
 #include "trnslurm/version.hpp"
 
 namespace trnslurm::cli {
@@ -71,27 +68,21 @@ class Report {
   nlohmann::json checks_ = nlohmann::json::array();
 };
 
-std::string major_minor(std::uint32_t v) {
-  return fmt::format("{}.{:02}", (v >> 16) & 0xff, (v >> 8) & 0xff);
+void print(Report& r, const health::Finding& f) {
+  switch (f.status) {
+    case health::Status::ok:
+      r.ok(f.check, f.detail);
+      break;
+    case health::Status::warn:
+      r.warn(f.check, f.detail);
+      break;
+    case health::Status::fail:
+      r.bad(f.check, f.detail);
+      break;
+  }
 }
 
-std::string major_minor(const std::string& dotted) {
-  const auto second = dotted.find('.', dotted.find('.') + 1);
-  return second == std::string::npos ? dotted : dotted.substr(0, second);
-}
-
-// slurmctld's own version (an RPC), or nullopt when it cannot be reached.
-std::optional<std::string> controller_version(const std::string& slurm_conf) {
-  slurm_init(slurm_conf.c_str());
-  slurm_conf_t* conf = nullptr;
-  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) return std::nullopt;
-  std::optional<std::string> v;
-  if (conf->version) v = conf->version;
-  slurm_free_ctl_conf(conf);
-  return v;
-}
-
-void check_slurm(Report& r, const SiteConfig& cfg) {
+void check_slurm(Report& r, const SiteConfig& cfg, SlurmClient& slurm) {
   if (!cfg.slurm_conf_found) {
     r.bad("slurm", fmt::format("no {} (set SLURM_CONF)", cfg.slurm_conf));
     return;
@@ -116,40 +107,7 @@ void check_slurm(Report& r, const SiteConfig& cfg) {
   else
     r.ok("arguments", "parsed");
 
-  const auto plugin_v = read_u32_symbol(line.path, "plugin_version");
-  if (!plugin_v) {
-    r.bad("plugin", to_string(plugin_v.error()));
-    return;
-  }
-  const std::string built_for = major_minor(*plugin_v);
-  const auto running = controller_version(cfg.slurm_conf);
-  if (!running) {
-    r.warn("version",
-           fmt::format("plugin built for Slurm {}; slurmctld not reachable to compare", built_for));
-  } else if (major_minor(*running) != built_for) {
-    r.bad("version", fmt::format("plugin built for Slurm {}, slurmctld runs {}: Slurm refuses to load it "
-                                 "(rebuild against this Slurm)",
-                                 built_for, *running));
-  } else {
-    r.ok("version", fmt::format("plugin built for Slurm {}, slurmctld runs {}", built_for, *running));
-  }
-  if (major_minor(std::string(slurm_build_version)) != built_for)
-    r.warn("version", fmt::format("this trnslurm was built against Slurm {}, the plugin for {}",
-                                  slurm_build_version, built_for));
-}
-
-void print(Report& r, const health::Finding& f) {
-  switch (f.status) {
-    case health::Status::ok:
-      r.ok(f.check, f.detail);
-      break;
-    case health::Status::warn:
-      r.warn(f.check, f.detail);
-      break;
-    case health::Status::fail:
-      r.bad(f.check, f.detail);
-      break;
-  }
+  for (const auto& f : check_plugin_version(line.path, slurm, slurm_build_version)) print(r, f);
 }
 
 // The node's checks (the core's health checks, as the pre-flight runs them), with what the plugin
@@ -246,7 +204,8 @@ int run(const Options& a) {
   if (!a.json)
     fmt::print("trnslurm doctor on {} (trnslurm {}, built against Slurm {})\n", node, version,
                slurm_build_version);
-  check_slurm(r, cfg);
+  auto slurm = slurm_client();
+  check_slurm(r, cfg, slurm);
   const SiteSettings site = cfg.site ? *cfg.site : SiteSettings{};
   auto health = a.health;
   health.probe = !a.no_probe;

@@ -201,6 +201,27 @@ Result<void> CommandSlurmClient::exclude_nodes(JobId id, const std::string& node
   return {};
 }
 
+Result<std::string> CommandSlurmClient::controller_version() {
+  auto r = scontrol({"show", "config"});
+  if (!r) return std::unexpected(classified(r.error(), ErrorKind::slurm));
+  auto v = parse_config_version(*r);
+  if (!v) return fail(ErrorKind::slurm, "no SLURM_VERSION in its output", "scontrol show config");
+  return std::move(*v);
+}
+
+std::optional<std::string> parse_config_version(std::string_view text) {
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const auto line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos || trim(line.substr(0, eq)) != "SLURM_VERSION") continue;
+    auto value = trim(line.substr(eq + 1));
+    if (!value.empty()) return value;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> node_features_argv() {
   return {"sinfo", "-h", "-N", "-o", "%f"};
 }

@@ -29,6 +29,7 @@ class FakeSlurm : public SlurmClient {
   std::string requeue_error;  // when set, requeue fails with it
   int exclude_refusals = 0;   // exclude_nodes calls refused (the job still ending) before one is taken
   std::vector<std::string> exclusions;  // the ExcNodeLists taken
+  std::string version = "22.05.8";      // what slurmctld runs; "" = it cannot be reached
 
   Result<JobId> sbatch(const std::vector<std::string>& argv) override {
     sbatch_calls.push_back(argv);
@@ -111,6 +112,12 @@ class FakeSlurm : public SlurmClient {
     }
     exclusions.push_back(node_list);
     return {};
+  }
+  Result<std::string> controller_version() override {
+    if (version.empty())
+      return fail("slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)",
+                  "scontrol show config");
+    return version;
   }
   void set(JobId id, std::string state, std::string reason = "None", std::string exit_code = "0") {
     auto& r = jobs[id];

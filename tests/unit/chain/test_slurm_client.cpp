@@ -152,3 +152,30 @@ TEST_CASE("slurm_client: a Slurm command that cannot run is a Slurm failure, wha
   REQUIRE_FALSE(garbled);
   CHECK(garbled.error().kind == ErrorKind::slurm);
 }
+
+TEST_CASE("slurm_client: slurmctld's version from scontrol show config") {
+  CHECK(parse_config_version("Configuration data as of 2026-11-27T23:00:00\n"
+                             "AccountingStorageBackupHost = (null)\n"
+                             "SLURM_CONF              = /etc/slurm/slurm.conf\n"
+                             "SLURM_VERSION           = 22.05.8\n"
+                             "SrunEpilog              = (null)\n") == "22.05.8");
+  CHECK_FALSE(parse_config_version("SLURM_CONF = /etc/slurm/slurm.conf\n"));
+  CHECK_FALSE(parse_config_version("SLURM_VERSION =\n"));
+
+  Script s;
+  CommandSlurmClient c(s.runner());
+  s.next = {0, "SLURM_VERSION = 23.11.4\n", ""};
+  const auto v = c.controller_version();
+  REQUIRE(v);
+  CHECK(*v == "23.11.4");
+  CHECK(s.calls.back() == std::vector<std::string>{"scontrol", "show", "config"});
+
+  s.next = {1, "", "slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)\n"};
+  const auto down = c.controller_version();
+  REQUIRE_FALSE(down);
+  CHECK(down.error().kind == ErrorKind::slurm);
+  CHECK_THAT(down.error().what, Catch::Contains("Unable to contact"));
+
+  s.next = {0, "garbage\n", ""};
+  REQUIRE_FALSE(c.controller_version());
+}

@@ -47,6 +47,9 @@ class SlurmClient {
   // Sets the job's excluded nodes (ExcNodeList, comma-separated), which Slurm accepts only while
   // the job pends.
   virtual Result<void> exclude_nodes(JobId id, const std::string& node_list) = 0;
+  // The version slurmctld runs ("22.05.8", from `scontrol show config`); an error when it cannot
+  // be asked.
+  virtual Result<std::string> controller_version() = 0;
 };
 
 // A finished subprocess.
@@ -71,6 +74,7 @@ class CommandSlurmClient final : public SlurmClient {
   Result<std::string> show_node(const std::string& node) override;
   Result<void> requeue(JobId id) override;
   Result<void> exclude_nodes(JobId id, const std::string& node_list) override;
+  Result<std::string> controller_version() override;
 
  private:
   // Runs scontrol with `args`; its stdout, or its stderr as the error.
@@ -84,6 +88,10 @@ std::vector<std::string> squeue_argv(const std::vector<JobId>& ids);
 Result<std::vector<JobRow>> parse_squeue(std::string_view text);
 // Parses `sacct -n -X -P -o JobID,State,Reason,Elapsed,NNodes,NodeList,ExitCode,JobName,Comment`.
 Result<std::vector<JobRow>> parse_sacct(std::string_view text);
+
+// SLURM_VERSION's value in `scontrol show config`'s output (`SLURM_VERSION = 22.05.8`); nullopt
+// when there is none.
+std::optional<std::string> parse_config_version(std::string_view text);
 
 // The node features of the cluster, for an UltraServer constraint given as a prefix
 // (plan/placement.hpp): `sinfo -h -N -o %f` prints each node's comma-separated list.
