@@ -33,14 +33,6 @@ std::string or_dash(const std::string& s) {
   return s.empty() ? "-" : s;
 }
 
-// The chain's use of its compile key as it stands now: an unreadable marker leaves the line
-// submit wrote.
-std::string cache_note(const ChainCache& cache) {
-  const auto warm = read_warm(CacheLocation{cache.cache_dir, ""}, cache.key);
-  if (!warm) return describe(cache.use);
-  return describe_now(cache, *warm);
-}
-
 // What status knows of a stage whose end nothing recorded, and what to run to find out.
 std::string format_evidence(const StageEvidence& e) {
   std::string out = fmt::format("  what is known of {}:\n", e.stage);
@@ -140,15 +132,7 @@ int follow_statuses(
     }
     const bool go_on = show(chains, *statuses);
     if (!go_on || std::none_of(statuses->begin(), statuses->end(), may_change)) {
-      // The worst verdict decides: failed, held, still running or unknown, succeeded.
-      int code = exit_ok;
-      for (const auto& st : *statuses) {
-        const int c = exit_code_for(st.verdict);
-        if (c == exit_failure || (c == exit_held && code != exit_failure) ||
-            (c == exit_running && code == exit_ok))
-          code = c;
-      }
-      return code;
+      return exit_code_for(worst_verdict(*statuses));
     }
   }
 }
@@ -161,8 +145,13 @@ int follow_status(const ChainOptions& options,
       });
 }
 
-std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour,
-                          const std::optional<ProgressSummary>& progress) {
+StatusRecords read_status_records(const LoadedChain& chain) {
+  if (!chain.manifest) return {};
+  return {chain_cache_now(chain.manifest->run_dir), read_restarts(chain.manifest->run_dir)};
+}
+
+std::string format_status(const LoadedChain& chain, const ChainStatus& status, const StatusRecords& records,
+                          bool colour, const std::optional<ProgressSummary>& progress) {
   std::string out = fmt::format("chain {}{}\n", chain.chain_id,
                                 chain.manifest ? fmt::format("  ({})", chain.manifest->run_dir.string())
                                                : std::string("  (from Slurm alone: no run directory)"));
@@ -184,11 +173,9 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
                        s.note.empty() ? "" : "  " + s.note);
   }
   if (progress) out += format_progress(*progress, colour);
-  if (const auto cache = chain.manifest ? read_chain_cache(chain.manifest->run_dir) : std::nullopt)
-    out += fmt::format("  {} (compile key {})\n", cache_note(*cache), cache->key);
-  const auto restarts = chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{};
-  const RestartEvent* gave_up = nullptr;
-  for (const auto& e : restarts) {
+  if (records.cache)
+    out += fmt::format("  {} (compile key {})\n", records.cache->note, records.cache->cache.key);
+  for (const auto& e : records.restarts) {
     if (e.event == "restart") {
       out += fmt::format(
           "  train restart {} (job {}, {:%Y-%m-%d %H:%M:%S} UTC): {}; resumed from {}\n", e.restart, e.job,
@@ -200,7 +187,6 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
                       e.job, fmt::gmtime(static_cast<std::time_t>(e.time)), printable(e.why));
       if (!e.drain.empty()) out += fmt::format("    {}\n", printable(e.drain));
     } else if (e.event == "gave-up") {
-      gave_up = &e;
       if (!e.drain.empty()) out += fmt::format("  train gave up; {}\n", printable(e.drain));
     }
   }
@@ -213,18 +199,19 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
     out += "\n";
   }
   if (status.evidence) out += format_evidence(*status.evidence);
+  const auto gave_up = last_gave_up(records.restarts);
   out += paint(to_string(status.verdict), state_colour(to_string(status.verdict)), colour);
-  if (gave_up != nullptr && gave_up->max_exclusions) {
+  if (gave_up && gave_up->max_exclusions) {
     out += fmt::format(": train gave up: {} failed the pre-flight with max_exclusions = {} used up: {}",
                        fmt::join(gave_up->nodes, ","), gave_up->max_exclusions.value_or(0),
                        printable(gave_up->why));
-  } else if (gave_up != nullptr) {
+  } else if (gave_up) {
     out += fmt::format(": train gave up after {} restarts (max_restarts = {}): {}", gave_up->restart,
                        gave_up->max_restarts.value_or(0), describe_cause(gave_up->cause));
   }
   if (status.failed_stage) {
     const auto& f = status.stages[*status.failed_stage];
-    out += fmt::format("{}{} {}", gave_up != nullptr ? "; " : ": ", f.name, to_string(f.phase));
+    out += fmt::format("{}{} {}", gave_up ? "; " : ": ", f.name, to_string(f.phase));
     if (chain.manifest && f.job_id) {
       out += fmt::format(", log {}", output_path(chain.manifest->run_dir, f.name, *f.job_id).string());
     }
@@ -241,7 +228,7 @@ std::string format_status(const LoadedChain& chain, const ChainStatus& status, b
   return out;
 }
 
-std::string status_json(const LoadedChain& chain, const ChainStatus& status,
+std::string status_json(const LoadedChain& chain, const ChainStatus& status, const StatusRecords& records,
                         const std::optional<ProgressSummary>& progress) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : status.stages) {
@@ -264,15 +251,13 @@ std::string status_json(const LoadedChain& chain, const ChainStatus& status,
   j["export_dir"] = recorded(&Manifest::export_dir);
   j["resume_from"] = recorded(&Manifest::resume_from);
   nlohmann::json restarts = nlohmann::json::array();
-  for (const auto& e :
-       chain.manifest ? read_restarts(chain.manifest->run_dir) : std::vector<RestartEvent>{}) {
-    restarts.push_back(to_json(e));
-  }
+  for (const auto& e : records.restarts) restarts.push_back(to_json(e));
   j["restarts"] = std::move(restarts);
   j["progress"] = progress_json(progress);
-  if (const auto cache = chain.manifest ? read_chain_cache(chain.manifest->run_dir) : std::nullopt) {
-    j["compile_cache"] = {
-        {"key", cache->key}, {"precompile", to_string(cache->use.precompile)}, {"note", cache_note(*cache)}};
+  if (const auto& cache = records.cache) {
+    j["compile_cache"] = {{"key", cache->cache.key},
+                          {"precompile", to_string(cache->cache.use.precompile)},
+                          {"note", cache->note}};
   } else {
     j["compile_cache"] = nullptr;
   }

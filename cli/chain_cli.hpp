@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "trnslurm/cache/precompile_decision.hpp"
 #include "trnslurm/chain/chain_jobs.hpp"
 #include "trnslurm/chain/chain_progress.hpp"
 #include "trnslurm/chain/chain_status.hpp"
+#include "trnslurm/chain/restarts.hpp"
 #include "trnslurm/chain/run_dir.hpp"
 
 namespace trnslurm::cli {
@@ -43,12 +45,21 @@ int follow_statuses(
     const ChainOptions& options, const std::vector<std::string>& ids,
     const std::function<bool(const std::vector<LoadedChain>&, const std::vector<ChainStatus>&)>& show);
 
+// What status shows besides Slurm's answer, read from the run directory at each refresh: the
+// compile cache's line (cache/precompile_decision.hpp's chain_cache_now) and the restarts log
+// (chain/restarts.hpp). None without a run directory.
+struct StatusRecords {
+  std::optional<ChainCacheNow> cache;
+  std::vector<RestartEvent> restarts;
+};
+StatusRecords read_status_records(const LoadedChain& chain);
+
 // One line per stage plus a summary line, as `status` prints them; `colour` paints the states
 // and the verdict (cli/colour.hpp decides when).
 // With `progress`, the train stage's progress under the stage table (cli/progress_cli.hpp).
-std::string format_status(const LoadedChain& chain, const ChainStatus& status, bool colour = false,
-                          const std::optional<ProgressSummary>& progress = std::nullopt);
-std::string status_json(const LoadedChain& chain, const ChainStatus& status,
+std::string format_status(const LoadedChain& chain, const ChainStatus& status, const StatusRecords& records,
+                          bool colour = false, const std::optional<ProgressSummary>& progress = std::nullopt);
+std::string status_json(const LoadedChain& chain, const ChainStatus& status, const StatusRecords& records,
                         const std::optional<ProgressSummary>& progress = std::nullopt);
 
 // The train stage's progress for this refresh; a problem reading it is a warning, never fatal.

@@ -21,8 +21,9 @@ int run(const Options& o) {
   TrainProgress tracker;
   return follow_status(o.chain, [&](const LoadedChain& chain, const ChainStatus& status) {
     const auto progress = refresh_progress(tracker, chain, status);
-    const auto text = o.json ? status_json(chain, status, progress)
-                             : format_status(chain, status, colour_enabled(stdout), progress);
+    const auto records = read_status_records(chain);
+    const auto text = o.json ? status_json(chain, status, records, progress)
+                             : format_status(chain, status, records, colour_enabled(stdout), progress);
     fmt::print("{}", text);
     return false;
   });

@@ -61,7 +61,7 @@ int run(const Options& o) {
         trackers.resize(chains.size());
         std::string text;
         for (std::size_t i = 0; i < chains.size(); ++i)
-          text += format_status(chains[i], statuses[i], colour,
+          text += format_status(chains[i], statuses[i], read_status_records(chains[i]), colour,
                                 refresh_progress(trackers[i], chains[i], statuses[i]));
         if (tty) {
           // Move up over the previous drawing and clear it.

@@ -121,4 +121,12 @@ std::optional<ChainCache> read_chain_cache(const std::filesystem::path& run_dir)
   return ChainCache{j["key"].get<std::string>(), j.value("cache_dir", std::string()), std::move(*use)};
 }
 
+std::optional<ChainCacheNow> chain_cache_now(const std::filesystem::path& run_dir) {
+  auto cache = read_chain_cache(run_dir);
+  if (!cache) return std::nullopt;
+  const auto warm = read_warm(CacheLocation{cache->cache_dir, ""}, cache->key);
+  auto note = warm ? describe_now(*cache, *warm) : describe(cache->use);
+  return ChainCacheNow{std::move(*cache), std::move(note)};
+}
+
 }  // namespace trnslurm

@@ -337,6 +337,29 @@ bool may_change(const ChainStatus& status) {
                      [](const StageStatus& s) { return is_active(s.phase); });
 }
 
+ChainVerdict worst_verdict(const std::vector<ChainStatus>& statuses) {
+  const auto rank = [](ChainVerdict v) {
+    switch (v) {
+      case ChainVerdict::succeeded:
+        return 0;
+      case ChainVerdict::running:
+        return 1;
+      case ChainVerdict::unknown:
+        return 2;
+      case ChainVerdict::held:
+        return 3;
+      case ChainVerdict::failed:
+        return 4;
+    }
+    return 4;
+  };
+  ChainVerdict worst = ChainVerdict::succeeded;
+  for (const auto& s : statuses) {
+    if (rank(s.verdict) > rank(worst)) worst = s.verdict;
+  }
+  return worst;
+}
+
 ChainStatus evaluate_chain(const std::vector<StageRef>& stages, const std::vector<JobRow>& squeue_rows,
                            const std::optional<std::vector<JobRow>>& sacct_rows) {
   ChainStatus out;

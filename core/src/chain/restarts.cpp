@@ -1,5 +1,7 @@
 #include "trnslurm/chain/restarts.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "trnslurm/util/file.hpp"
@@ -54,6 +56,12 @@ std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir) {
   // A line per restart: max_restarts is at most a few hundred.
   const auto text = read_file(restarts_path(run_dir), std::size_t{16} << 20);
   return text ? parse_restarts(*text) : std::vector<RestartEvent>{};
+}
+
+std::optional<RestartEvent> last_gave_up(const std::vector<RestartEvent>& events) {
+  const auto it = std::find_if(events.rbegin(), events.rend(),
+                               [](const RestartEvent& e) { return e.event == "gave-up"; });
+  return it == events.rend() ? std::nullopt : std::optional<RestartEvent>(*it);
 }
 
 nlohmann::json to_json(const RestartEvent& e) {

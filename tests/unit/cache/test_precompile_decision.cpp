@@ -2,6 +2,7 @@
 
 #include "fixtures.hpp"
 #include "trnslurm/cache/precompile_decision.hpp"
+#include "trnslurm/util/file.hpp"
 
 using namespace trnslurm;
 
@@ -126,4 +127,37 @@ TEST_CASE("precompile_decision: what status says, and the run directory's record
   const auto eager_back = read_chain_cache(dir.path());
   REQUIRE(eager_back);
   CHECK(describe(eager_back->use) == describe(eager));
+}
+
+TEST_CASE("precompile_decision: what status shows now: the marker read again, an unreadable one ignored") {
+  test::ScratchDir run;
+  test::ScratchDir cache;
+  CHECK_FALSE(chain_cache_now(run.path()));  // no compile cache kept
+
+  KeyUse waits;
+  waits.chain_id = "20261124-110000-000-0000abcd";
+  waits.precompile = PrecompileRole::waits;
+  waits.waits_for_chain = "20261124-100000-000-0000abcd";
+  waits.waits_for_job = 12;
+  const std::string key = "0123456789abcdef";
+  REQUIRE(write_chain_cache(run.path(), ChainCache{key, cache.path().string(), waits}));
+  auto now = chain_cache_now(run.path());
+  REQUIRE(now);
+  CHECK(now->cache.key == key);
+  CHECK(now->note == describe(waits));  // no marker yet: the line submit wrote
+
+  const auto marker = warm_marker(CacheLocation{cache.path(), ""}, key);
+  std::filesystem::create_directories(marker.parent_path());
+  REQUIRE(write_file_atomic(marker, R"({"key":"0123456789abcdef","chain":"20261124-100000-000-0000abcd",)"
+                                    R"("job":"12","since":"2026-11-24T10:09:00Z","host":"n1"})"));
+  now = chain_cache_now(run.path());
+  REQUIRE(now);
+  CHECK(now->note ==
+        "precompile skipped: chain 20261124-100000-000-0000abcd compiled the key: cache warm since "
+        "2026-11-24T10:09:00Z");
+
+  REQUIRE(write_file_atomic(marker, "not a marker"));
+  now = chain_cache_now(run.path());
+  REQUIRE(now);
+  CHECK(now->note == describe(waits));
 }

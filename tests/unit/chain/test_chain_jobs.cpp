@@ -420,3 +420,24 @@ TEST_CASE("chain_jobs: cancel_jobs of nothing does nothing") {
   CHECK(r->cancelled.empty());
   CHECK(slurm.squeue_calls == 0);
 }
+
+TEST_CASE("chain_jobs: the worst verdict of chains whose verdicts mix") {
+  const auto of = [](std::initializer_list<ChainVerdict> vs) {
+    std::vector<ChainStatus> out;
+    for (auto v : vs) {
+      ChainStatus s;
+      s.verdict = v;
+      out.push_back(s);
+    }
+    return worst_verdict(out);
+  };
+  using enum ChainVerdict;
+  CHECK(of({}) == succeeded);
+  CHECK(of({succeeded, succeeded}) == succeeded);
+  CHECK(of({succeeded, running}) == running);
+  CHECK(of({running, unknown, succeeded}) == unknown);
+  CHECK(of({unknown, held, running}) == held);
+  CHECK(of({held, failed, succeeded}) == failed);
+  CHECK(of({failed, held, unknown, running, succeeded}) == failed);
+  CHECK(of({succeeded, held}) == held);
+}

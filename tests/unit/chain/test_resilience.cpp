@@ -107,6 +107,26 @@ TEST_CASE("resilience: the restarts file is parsed line by line, bad lines skipp
   CHECK(read_restarts("/nonexistent/run").empty());
 }
 
+TEST_CASE("resilience: status explains a chain's end by its last gave-up event") {
+  CHECK_FALSE(last_gave_up({}));
+  auto events = parse_restarts(
+      "{\"event\":\"gave-up\",\"cause\":\"preflight\",\"restart\":1,\"job\":4,\"time\":20,"
+      "\"nodes\":[\"n1\"],\"max_exclusions\":1}\n"
+      "{\"event\":\"restart\",\"cause\":\"time-limit\",\"restart\":2,\"job\":4,\"time\":21}\n"
+      "{\"event\":\"gave-up\",\"cause\":\"preempted\",\"restart\":3,\"job\":4,\"time\":22,"
+      "\"max_restarts\":2}\n"
+      "{\"event\":\"restart\",\"cause\":\"time-limit\",\"restart\":4,\"job\":4,\"time\":23}\n");
+  REQUIRE(events.size() == 4);
+  const auto last = last_gave_up(events);
+  REQUIRE(last);
+  CHECK(last->cause == "preempted");
+  CHECK(last->time == 22);
+  events.erase(events.begin() + 2);
+  CHECK(last_gave_up(events)->cause == "preflight");
+  events.erase(events.begin());
+  CHECK_FALSE(last_gave_up(events));
+}
+
 TEST_CASE(
     "resilience: an event appended to the restarts log is read back, and one that cannot be is an error") {
   test::ScratchDir run;

@@ -60,4 +60,13 @@ Result<void> write_chain_cache(const std::filesystem::path& run_dir, const Chain
 // nullopt when the chain kept no compile cache (or the file is unreadable: status goes on without).
 std::optional<ChainCache> read_chain_cache(const std::filesystem::path& run_dir);
 
+// What status shows of a chain's compile cache: the run directory's record and describe_now of
+// it with the key's marker read now (an unreadable marker leaves describe(use), the line submit
+// wrote). nullopt when the chain kept no compile cache.
+struct ChainCacheNow {
+  ChainCache cache;
+  std::string note;
+};
+std::optional<ChainCacheNow> chain_cache_now(const std::filesystem::path& run_dir);
+
 }  // namespace trnslurm

@@ -103,6 +103,9 @@ struct ChainStatus {
 // Whether asking Slurm again can change the verdict without anyone acting: the chain runs, or
 // its verdict is unknown while a stage is still queued (its start would tell).
 bool may_change(const ChainStatus& status);
+// The worst verdict of several chains, the one a command that shows them all exits with: failed,
+// then held, then unknown, then running, then succeeded (also for none).
+ChainVerdict worst_verdict(const std::vector<ChainStatus>& statuses);
 
 // What is known of one stage before asking Slurm: its name, its id if submitted, what an earlier
 // status recorded of it (a terminal state is not asked again; a forgotten job without accounting

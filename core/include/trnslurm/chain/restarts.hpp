@@ -37,6 +37,8 @@ std::filesystem::path restarts_path(const std::filesystem::path& run_dir);
 // Every well-formed line; a line it cannot read (a crash mid-write) is skipped. No file: none.
 std::vector<RestartEvent> parse_restarts(std::string_view jsonl);
 std::vector<RestartEvent> read_restarts(const std::filesystem::path& run_dir);
+// The last "gave-up" event, the one status explains the chain's end with; nullopt when none.
+std::optional<RestartEvent> last_gave_up(const std::vector<RestartEvent>& events);
 
 // The event as JSON: one line of that file (dumped, no newline) is what parse_restarts reads
 // back. The wrapper writes its own lines in the same shape; `trnslurm preflight` writes with this,
