@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "trnslurm/util/parse_number.hpp"
+
 namespace trnslurm {
 namespace {
 
@@ -116,6 +118,20 @@ nlohmann::json to_json(const LogProgress& p) {
           {"last_step_seen", p.last_step_seen}, {"long_lines", p.long_lines}};
 }
 
+namespace {
+
+// A loss as to_json keeps it: a number, or the text std::to_string gave a non-finite one ("nan",
+// "-inf"), read whole. Anything else (text with more after the number, a finite number as text)
+// is not what to_json wrote: the cache is refused and the log read again.
+std::optional<double> kept_loss(const nlohmann::json& v) {
+  if (!v.is_string()) return v.get<double>();
+  const auto loss = parse_number<double>(v.get_ref<const std::string&>());
+  if (!loss || std::isfinite(*loss)) return std::nullopt;
+  return loss;
+}
+
+}  // namespace
+
 std::optional<LogProgress> log_progress_from_json(const nlohmann::json& j) {
   try {
     if (!j.is_object() || j.at("version") != cache_version) return std::nullopt;
@@ -132,7 +148,9 @@ std::optional<LogProgress> log_progress_from_json(const nlohmann::json& j) {
     for (const auto& r : j.at("recent")) {
       ProgressPoint point;
       point.step = r.at(0).get<std::uint64_t>();
-      point.loss = r.at(1).is_string() ? std::stod(r.at(1).get<std::string>()) : r.at(1).get<double>();
+      const auto loss = kept_loss(r.at(1));
+      if (!loss) return std::nullopt;
+      point.loss = *loss;
       if (!r.at(2).is_null()) point.learning_rate = r.at(2).get<double>();
       if (!r.at(3).is_null()) point.seq_per_second = r.at(3).get<double>();
       if (r.size() > 4 && !r.at(4).is_null()) point.tokens_per_second_per_device = r.at(4).get<double>();
@@ -140,7 +158,7 @@ std::optional<LogProgress> log_progress_from_json(const nlohmann::json& j) {
     }
     if (p.recent.size() > LogProgress::kept) return std::nullopt;
     return p;
-  } catch (const std::exception&) {  // nlohmann's type and range errors, stod's
+  } catch (const std::exception&) {  // nlohmann's type and range errors
     return std::nullopt;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -164,6 +165,30 @@ TEST_CASE("progress: a log read a little more on each refresh, kept as JSON betw
   auto torn = to_json(p);
   torn["recent"] = "x";
   CHECK_FALSE(log_progress_from_json(torn));
+}
+
+TEST_CASE("progress: a non-finite loss kept as text comes back; other text in its place is refused") {
+  LogProgress p;
+  ProgressPoint nan_point;
+  nan_point.step = 1;
+  nan_point.loss = std::nan("");
+  ProgressPoint inf_point;
+  inf_point.step = 2;
+  inf_point.loss = -std::numeric_limits<double>::infinity();
+  p.recent = {nan_point, inf_point};
+  const auto kept = to_json(p);
+  REQUIRE(kept["recent"][0][1].is_string());
+  const auto back = log_progress_from_json(nlohmann::json::parse(kept.dump()));
+  REQUIRE(back);
+  CHECK(std::isnan(back->recent[0].loss));
+  CHECK(std::isinf(back->recent[1].loss));
+  CHECK(back->recent[1].loss < 0);
+  // std::stod took these (its prefix, leading blanks); to_json never writes them.
+  for (const char* text : {"1.5abc", " nan", "nanx", "4.0", "", "0x1p3"}) {
+    auto edited = kept;
+    edited["recent"][0][1] = text;
+    CHECK_FALSE(log_progress_from_json(edited));
+  }
 }
 
 TEST_CASE("progress: a log never read is read from its tail only - a replaced one starts over") {
