@@ -57,6 +57,14 @@ if(NOT TOMLPP_FOUND)
   trnslurm_missing("toml++" libtomlplusplus-dev)
 endif()
 
+# Boost.Process, the one process runner's launcher (core/src/util/process.cpp): its headers only.
+# Its search_path, the one part that needs the compiled Boost.Filesystem, is not used, so
+# neither trnslurm nor the plugin links a Boost library (docs/plugin.md, "Cost").
+find_package(Boost 1.74 QUIET)
+if(NOT Boost_FOUND)
+  trnslurm_missing("Boost 1.74 (Boost.Process)" libboost1.74-dev)
+endif()
+
 find_package(CLI11 QUIET)
 if(NOT CLI11_FOUND)
   trnslurm_missing("CLI11" libcli11-dev)

@@ -17,7 +17,7 @@
 #include "trnslurm/health/drain.hpp"
 #include "trnslurm/health/node_checks.hpp"
 #include "trnslurm/node/node_inputs.hpp"
-#include "trnslurm/util/child.hpp"
+#include "trnslurm/util/process.hpp"
 
 namespace trnslurm::spank {
 
@@ -84,15 +84,15 @@ int remote_task_exit(spank_t) {
     log_info(node + ": pre-flight step: not drained: " + decision.why_not);
     return 0;
   }
-  const auto ran =
-      run_bounded(health::drain_command(scontrol_path(), node, decision.reason), scontrol_env(), drain_limit);
+  const auto ran = run_process(health::drain_command(scontrol_path(), node, decision.reason),
+                               RunOptions{.limit = drain_limit, .env = scontrol_env()});
   if (!ran)
     log_error(node + ": could not drain: " + to_string(ran.error()));
   else if (ran->timed_out)
     log_error(node + ": could not drain: scontrol did not answer within 15 s");
   else if (ran->exit_code != 0)
     log_error(node + ": could not drain: scontrol exited " + std::to_string(ran->exit_code) + ": " +
-              ran->output);
+              ran->err + ran->out);
   else
     log_info(node + ": drained: " + decision.reason);
   return 0;

@@ -14,8 +14,8 @@
 #include "trnslurm/chain/run_dir.hpp"
 #include "trnslurm/plan/plan.hpp"
 #include "trnslurm/recipe/bundled_recipes.hpp"
-#include "trnslurm/util/child.hpp"
 #include "trnslurm/util/file.hpp"
+#include "trnslurm/util/process.hpp"
 
 using namespace trnslurm;
 using trnslurm::test::FakeSlurm;
@@ -235,11 +235,12 @@ TEST_CASE("chain_dirs: the newest-step pipeline finds the newest complete step o
   test::ScratchDir dir;
   const auto run = [&](const std::filesystem::path& d) {
     const auto pipeline = newest_step_pipeline("\"$1\"");
-    auto r = run_bounded({"/bin/bash", "-c", pipeline, "bash", d.string()}, {"PATH=/usr/bin:/bin"},
-                         std::chrono::seconds(10));
+    auto r = run_process({"/bin/bash", "-c", pipeline, "bash", d.string()},
+                         RunOptions{.limit = std::chrono::seconds(10), .env = {{"PATH=/usr/bin:/bin"}}});
     REQUIRE(r);
     REQUIRE(r->exit_code == 0);
-    auto out = r->output;
+    CHECK(r->err.empty());
+    auto out = r->out;
     while (!out.empty() && out.back() == '\n') out.pop_back();
     return out;
   };

@@ -8,6 +8,7 @@
 
 #include "trnslurm/chain/chain.hpp"
 #include "trnslurm/util/error.hpp"
+#include "trnslurm/util/process.hpp"
 
 namespace trnslurm {
 
@@ -52,12 +53,6 @@ class SlurmClient {
   virtual Result<std::string> controller_version() = 0;
 };
 
-// A finished subprocess.
-struct ProcessOutput {
-  int exit_code = 0;
-  std::string out;
-  std::string err;
-};
 // Runs an argv (never a shell string); an error only when it could not be run at all.
 using CommandRunner = std::function<Result<ProcessOutput>(const std::vector<std::string>& argv)>;
 
