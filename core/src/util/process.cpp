@@ -187,8 +187,8 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Ru
       fcntl(fd, F_SETFD, FD_CLOEXEC);
     std::error_code ec;
     const auto start = [&](auto&&... environment) {
-      return bp::child(bp::exe = program, bp::args = args, bp::std_in<bp::null, bp::std_out> out_pipe,
-                       bp::std_err > err_pipe, environment..., clean, ec);
+      return bp::child(bp::exe = program, bp::args = args, (bp::std_in < bp::null), (bp::std_out > out_pipe),
+                       (bp::std_err > err_pipe), environment..., clean, ec);
     };
     bp::child child = options.env ? start(environment_of(*options.env)) : start();
     if (ec) return fail(fmt::format("cannot run {}: {}", program, ec.message()), name);
