@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "trnslurm/util/template.hpp"
 
@@ -241,5 +243,128 @@ TEST_CASE("template: a here-document's body is expanded as in double quotes, and
     REQUIRE_FALSE(r);
     CHECK(r.error().what.find("delimiter is quoted") != std::string::npos);
     CHECK(r.error().where.starts_with("r.toml:10:"));
+  }
+}
+
+// file:line:column of the first `what` in `text`, which starts at `origin`.
+static std::string where_of(std::string_view text, std::string_view what, const TextOrigin& origin) {
+  const auto at = text.find(what);
+  const auto before = text.substr(0, at);
+  const auto lines = static_cast<std::uint32_t>(std::ranges::count(before, '\n'));
+  const auto line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
+  const auto column = static_cast<std::uint32_t>(at - line_start) + (lines == 0 ? origin.column : 1);
+  return origin.file + ":" + std::to_string(origin.line + lines) + ":" + std::to_string(column);
+}
+
+// Issue 31, the inner shell: the command string of `bash -c` (through srun, env, sudo, timeout,
+// xargs), and eval's arguments, are a second script, read by the same rules as the first. A
+// single-quoted one reaches the inner shell as written, with the reference "${TRNSLURM_...}" in
+// it: where the inner shell reads that as code, only a whole number is placed.
+TEST_CASE("template: the command string of bash -c is read as a script of its own") {
+  const TemplateValues v{{"path", "/data/$(touch /tmp/owned)"}, {"n", "8"}};
+  for (const char* text :
+       {"bash -c 'echo $(( {{path}} ))'", "sh -c 'echo $[ {{path}} + 1 ]'", "bash -c 'a[{{path}}]=1'",
+        "bash -c '[[ {{path}} -eq 1 ]] && echo'", "srun -N 2 bash -c 'let n={{path}}'",
+        "env X=1 bash -c 'echo {{path}} | sh'", "sudo -u u bash -lc 'bash <<< {{path}}'",
+        "timeout 5 sh -c 'eval echo {{path}}'", "bash -c 'bash -c \"ls {{path}}\"'",
+        "bash -c 'bash -s <<EOF\nls {{path}}\nEOF\n'", "echo x | xargs sh -c 'echo $(( {{path}} ))'",
+        "eval 'echo $(( {{path}} ))'", "bash -c $'echo $(( {{path}} ))'", "bash -c 'x=1; echo ${x:{{path}}}'",
+        "bash -c 'bash -c '\\''echo $(( {{path}} ))'\\'''", "bash -c 'declare -i k; k={{path}}'"}) {
+    INFO(text);
+    const auto r = render_template(text, v, {"r.toml", 2, 1});
+    CHECK_FALSE(r);
+    if (r) continue;
+    CHECK(r.error().what.find("is not a whole number") != std::string::npos);
+    CHECK(r.error().where == where_of(text, "{{path}}", {"r.toml", 2, 1}));
+    CHECK(render_template(text, TemplateValues{{"path", "12"}, {"n", "8"}}, {}));
+  }
+  // A quoted here-document in the inner script expands nothing: the value would not be placed.
+  const auto lit = render_template("bash -c 'cat <<\"E\"\n{{n}}\nE\n'", v, {"r.toml", 1, 1});
+  REQUIRE_FALSE(lit);
+  CHECK(lit.error().what.find("delimiter is quoted") != std::string::npos);
+  CHECK(lit.error().where == "r.toml:2:1");
+  // Where the inner shell only expands, any value; the reference fits the inner quoting (bare in
+  // its double quotes and here-documents, where quotes would be characters of the text).
+  for (const char* text :
+       {"bash -c 'ls {{path}}'", "srun bash -c 'exec run --data {{path}} --n $(( {{n}} * 2 ))'",
+        "bash -c 'ls \"$1\"' _ {{path}}", "bash -c 'bash -c '\\''ls {{path}}'\\'''", "eval 'ls {{path}}'",
+        "bash -c 'x=$(( 1 + 1 )); echo {{path}}'", "echo {{path}} | xargs -I{} sh -c 'ls \"$1\"' _ {}"}) {
+    INFO(text);
+    CHECK(render_template(text, v, {}));
+  }
+  CHECK(*render_template("bash -c 'echo \"a {{path}}\"'", v, {}) == "bash -c 'echo \"a ${TRNSLURM_PATH}\"'");
+  CHECK(*render_template("bash -c 'cat <<EOF >f\n{{path}}\nEOF\n'; echo {{path}}", v, {}) ==
+        "bash -c 'cat <<EOF >f\n${TRNSLURM_PATH}\nEOF\n'; echo \"${TRNSLURM_PATH}\"");
+  CHECK(*render_template("bash -c 'ls {{path}}'", v, {}) == "bash -c 'ls \"${TRNSLURM_PATH}\"'");
+}
+
+// Issue 31, what the first pass missed: a variable declared -i earlier, a command kept in a
+// variable and then run, a process substitution a shell runs, an interpreter reading its
+// program from stdin or from -c/-e, xargs putting its input into a command string.
+TEST_CASE("template: values reaching code through variables, process substitutions and interpreters") {
+  const TemplateValues v{{"path", "/data/$(touch /tmp/owned)"}, {"n", "8"}};
+  for (const char* text : {"declare -i n; n={{path}}",
+                           "local -i n=1\nn+={{path}}",
+                           "typeset -i a b\necho\nb=\"{{path}}\"",
+                           "declare -i n; export n={{path}}",
+                           "cmd=\"ls {{path}}\"; $cmd",
+                           "cmd=\"ls {{path}}\"\neval \"$cmd\"",
+                           "c={{path}}; bash -c \"$c\"",
+                           "c=\"{{path}}\"; echo \"$c\" | bash",
+                           "c=\"ls {{path}}\"; d=\"$c -l\"; eval $d",
+                           "c={{path}}; sudo ${c}",
+                           "c=$(echo {{path}}); $c",
+                           "c={{path}}; echo $(( $c + 1 ))",
+                           "bash <(echo {{path}})",
+                           "source <(echo \"ls {{path}}\")",
+                           ". <(printf '%s' {{path}})",
+                           "bash < <(echo {{path}})",
+                           "echo {{path}} | python",
+                           "echo {{path}} | python3 -u",
+                           "cat <<EOF | perl\nprint {{path}}\nEOF",
+                           "node <<< {{path}}",
+                           "echo {{path}} | /usr/bin/python3.11",
+                           "echo {{path}} | ruby",
+                           "python3 -c \"print({{path}})\"",
+                           "perl -e \"print {{path}}\"",
+                           "echo {{path}} | xargs -I{} sh -c 'ls {}'",
+                           "echo {{path}} | xargs -I % bash -c \"ls %\"",
+                           "echo {{path}} | xargs -i sh -c 'echo {}'"}) {
+    INFO(text);
+    const auto r = render_template(text, v, {"r.toml", 3, 1});
+    CHECK_FALSE(r);
+    if (r) continue;
+    CHECK(r.error().what.find("is not a whole number") != std::string::npos);
+    CHECK(r.error().where.starts_with("r.toml:"));
+    CHECK(render_template(text, TemplateValues{{"path", "12"}, {"n", "8"}}, {}));
+  }
+  const auto at = render_template("cmd=\"ls {{path}}\"\necho\n$cmd", v, {"r.toml", 3, 1});
+  REQUIRE_FALSE(at);
+  CHECK(at.error().where == "r.toml:3:9");
+  CHECK(at.error().what.find("$cmd") != std::string::npos);
+  for (const char* text : {"declare -i n; m={{path}}",
+                           "declare -i n; echo n={{path}}",
+                           "declare n; n={{path}}",
+                           "declare -i n; n={{n}}",
+                           "c={{path}}; ls \"$c\"",
+                           "c={{path}}; ls $c",
+                           "c={{path}}; c=ls; $c",
+                           "args=(--data {{path}}); run \"${args[@]}\"",
+                           "c={{path}}; bash -c 'ls \"$c\"'",
+                           "c={{path}}; \"$c\" -h",
+                           "diff <(echo {{path}}) f",
+                           "bash script.sh <(echo {{path}})",
+                           "cat <(echo {{path}})",
+                           "while read -r l; do echo \"$l\"; done < <(echo {{path}})",
+                           "echo {{path}} | python script.py",
+                           "echo {{path}} | python -m json.tool",
+                           "python3 -c 'import sys; print(sys.argv[1])' {{path}}",
+                           "python train.py --data {{path}}",
+                           "echo {{path}} | perl -ne 'print'",
+                           "echo {{path}} | xargs ls",
+                           "echo {{path}} | xargs bash -c 'ls \"$@\"' _",
+                           "python3 -c \"print({{n}})\" {{path}}"}) {
+    INFO(text);
+    CHECK(render_template(text, v, {}));
   }
 }

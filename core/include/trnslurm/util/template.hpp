@@ -26,7 +26,7 @@ enum class Substitution {
   // Each placeholder becomes a reference to a shell variable (variable_for(name)) that the
   // script exports, single-quoted, at its top: "${V}" where the template is unquoted or inside
   // single quotes (a nested `bash -c '...'` then expands it from the environment), ${V} inside
-  // double quotes. No value is ever parsed as shell code, whatever it holds and even where the
+  // double quotes and here-documents, the inner shell's of a single-quoted command string too. No value is ever parsed as shell code, whatever it holds and even where the
   // quoting context is misjudged (the worst case is word splitting).
   variables,
   raw,  // values inserted as they are (the caller quotes the whole result)
@@ -60,11 +60,17 @@ std::optional<std::string> reserved_variable(std::string_view name);
 // value as code whatever the quotes must hold a whole number, and any other value is refused at
 // the placeholder's position: arithmetic (`$(( ))`, `(( ))`, `$[ ]`, array subscripts,
 // `${v:offset:length}`, `let`, `declare -i`, `[[ ]]` beside -eq, -lt, ... or -v), where
-// evaluating runs the command substitutions of a subscript (`a[$(cmd)]`), a second shell's code
-// (the command string of `bash -c` or `sh -c` and the arguments of eval or ssh, unless
-// single-quoted), and a shell's input (a pipeline into `bash`, a here-string or here-document a
-// shell reads). A here-document's body is expanded like double quotes; a placeholder in one whose
-// delimiter is quoted is refused whatever its value (it would stay text).
+// evaluating runs the command substitutions of a subscript (`a[$(cmd)]`), and an assignment to a
+// variable declared -i earlier; a second shell's code (the command string of `bash -c` or
+// `sh -c` and the arguments of eval or ssh, where the outer shell expands the value; a
+// single-quoted one is read as a script of its own, by these same rules), an interpreter's
+// program (`python -c`, `perl -e`); a variable holding a value where it is read as code or run
+// unquoted as a command (`cmd="ls {{x}}"; $cmd`); and a shell's or interpreter's input (a
+// pipeline into `bash` or `python`, a here-string or here-document one reads, `bash <(...)`,
+// `xargs -I{} sh -c '... {}'`). A here-document's body is expanded like double quotes, as is the
+// inner shell's where the reference is inside its double quotes (the reference is then placed
+// without quotes); a placeholder in a here-document whose delimiter is quoted is refused whatever
+// its value (it would stay text).
 Result<std::string> render_template(std::string_view text, const TemplateValues& values,
                                     const TextOrigin& origin, Substitution how = Substitution::variables,
                                     std::vector<std::string>* used = nullptr);
