@@ -161,9 +161,11 @@ case $err in *$'\033'*) fail "an escape sequence reached the terminal: $err" ;; 
 expect_contains "path with an escape, escaped" 'x\x1b[2Jy.toml' "$err"
 
 # Values that a second shell would read as code, in a recipe's stage command: what a pipeline
-# prints into a shell, a here-string or a here-document a shell reads, declare -i. Refused at the
-# placeholder's file:line:column whatever the value (only a whole number is placed there), before
-# anything is written; nothing runs. A here-document only cat reads takes the value; a quoted
+# prints into a shell or python, a here-string or a here-document a shell reads, declare -i and a
+# variable declared so, a variable run as a command, a process substitution bash runs, and the
+# inner shell's arithmetic or command string inside a single-quoted command string. Refused at
+# the placeholder's file:line:column whatever the value (only a whole number is placed there),
+# before anything is written; nothing runs. A here-document only cat reads takes the value; a quoted
 # one would not expand it and is refused.
 stage_command() { # stage_command FILE COMMAND: good.toml with stages.convert running COMMAND
   /usr/bin/python3 - "$1" "$2" <<'PY'
@@ -178,13 +180,16 @@ PY
 dataset="$work/data/\$(touch $work/owned)"
 before=$(find runs -mindepth 1 -maxdepth 1 | wc -l)
 i=0
+# shellcheck disable=SC2016  # the commands are a recipe's text
 for command in 'echo {{dataset_path}} |
   bash' 'echo "ls {{dataset_path}}" | sudo -u nobody sh' 'bash <<< "ls {{dataset_path}}"' \
   'bash -s <<EOF
 ls {{dataset_path}}
 EOF' 'cat <<EOF | sh
 ls {{dataset_path}}
-EOF' 'declare -i n={{dataset_path}}'; do
+EOF' 'declare -i n={{dataset_path}}' "bash -c 'echo \$(( {{dataset_path}} ))'" \
+  'declare -i n; n={{dataset_path}}' 'cmd="ls {{dataset_path}}"; $cmd' 'echo {{dataset_path}} | python3' \
+  'bash <(echo {{dataset_path}})' "srun bash -c 'bash -c \"ls {{dataset_path}}\"'"; do
   i=$((i + 1))
   stage_command "code$i.toml" "$command"
   line=$(grep -n '{{dataset_path}}' "code$i.toml" | head -1 | cut -d: -f1)
