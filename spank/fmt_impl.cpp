@@ -1,7 +1,9 @@
 // fmt's compiled part, built into the plugin and trnslurm (what fmt's own src/format.cc holds),
 // so that neither needs libfmt.so nor, with -static-libstdc++, libstdc++.so: srun and every
 // slurmstepd load one small object instead of three shared libraries (docs/plugin.md, "Cost"),
-// and every trnslurm command starts faster (cli/CMakeLists.txt).
+// and every trnslurm command starts faster (cli/CMakeLists.txt). Why not libfmt.so or Debian's
+// fmt::fmt-header-only, with figures: docs/plugin.md. A missing instantiation fails the build
+// (cmake/CheckNeeded.cmake) instead of quietly pulling in libfmt.so.
 #include <fmt/format-inl.h>
 
 FMT_BEGIN_NAMESPACE
