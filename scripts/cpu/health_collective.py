@@ -9,7 +9,7 @@ and whether its sum was right), which `trnslurm health-node` judges as it judges
 pairs: a link far below the fastest is named, a node at both ends of slow links is the slow node.
 
 Stand-in knob: TRNSLURM_STANDIN_SLOW_NODES=n3,... makes those nodes answer slowly (a sleep
-before each timed operation, lib/gloo_collective.py), for the test that the slow node is named.
+before each timed operation, cpu_backend/gloo_collective.py), for the test that the slow node is named.
 """
 
 import argparse
@@ -21,9 +21,7 @@ import time
 import torch
 import torch.distributed as dist
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-
-from gloo_collective import all_reduce_busbw, is_slow, join, node_name, timed_all_reduce  # noqa: E402
+from cpu_backend.gloo_collective import all_reduce_busbw, is_slow, join, node_name, timed_all_reduce
 
 
 def main() -> int:

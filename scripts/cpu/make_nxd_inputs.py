@@ -15,18 +15,15 @@ relative to the recipe's directory) and the model's shape from a recipe."""
 
 import argparse
 import json
-import sys
 import tomllib
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-
-import hf_dataset  # noqa: E402
-from demo_tokens import add_shape_args, documents, packed_rows  # noqa: E402
-from llama import Config, TinyLlama  # noqa: E402
+from cpu_backend import hf_dataset
+from cpu_backend.demo_tokens import add_shape_args, documents, packed_rows
+from cpu_backend.llama import Config, TinyLlama
 
 
 def from_recipe(a):

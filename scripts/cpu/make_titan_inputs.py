@@ -13,18 +13,14 @@ is downloaded, each in the form TorchTitan Neuron takes it:
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent / "torchtitan-neuron"
-sys.path.insert(0, str(ROOT))
-
-from torchtitan.components.tokenizer import tokenizer_files  # noqa: E402
-from torchtitan.models.decoder import to_hf  # noqa: E402
-from torchtitan.tools import safetensors_io  # noqa: E402
+from torchtitan.components.tokenizer import tokenizer_files
+from torchtitan.models.decoder import to_hf
+from torchtitan.tools import safetensors_io
 
 WORDS = ("the cat sat on a mat while seven small dogs ran past the red barn and a bird sang over green hills "
          "near quiet water").split()

@@ -1,6 +1,6 @@
-# Every Python file of the project (the CPU stand-ins, the interface extractors, the report's
-# plotter, the tests) goes through pyflakes: an unused import, an undefined name or a redefinition
-# fails the suite. Fixtures that imitate upstream sources are data, not ours to lint.
+# Every Python file of the repository (the CPU stand-ins, the interface extractors, the report's
+# plotter, the tests, anything added in any folder) goes through pyflakes: an unused import, an
+# undefined name or a redefinition fails the suite. Fixtures that imitate upstream sources are data, not ours to lint.
 source "$(dirname "$0")/lib.sh"
 cd "$TRNSLURM_SOURCE_DIR"
 
@@ -10,12 +10,12 @@ while IFS= read -r -d '' f; do
   *.py) files+=("$f") ;;
   *) if head -n 1 "$f" | grep -qE '^#!.*python'; then files+=("$f"); fi ;;
   esac
-done < <(find scripts tests bench tools cli core -type f -not -path '*/fixtures/*' \
-  -not -path '*/__pycache__/*' -print0 | sort -z)
+done < <(find . \( -path ./.git -o -path ./build -o -name __pycache__ -o -path '*/fixtures' \) -prune -o \
+  -type f -printf '%P\0' | sort -z)
 
 # A listing that found nothing would check nothing.
 [ "${#files[@]}" -ge 30 ] || fail "found only ${#files[@]} Python files to check"
-for expected in scripts/cpu/nccom-test scripts/cpu/lib/standin.py tools/upstream-interface/extract.py \
+for expected in scripts/cpu/nccom-test scripts/cpu/cpu_backend/standin.py tools/upstream-interface/extract.py \
   cli/scripts/plot_progress.py tests/docs/test_architecture.py; do
   expect_contains "pyflakes covers $expected" " $expected " " ${files[*]} "
 done

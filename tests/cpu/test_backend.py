@@ -1,19 +1,15 @@
-"""The CPU reference backend's shared code (scripts/cpu/lib) where the stand-ins' own tests
+"""The CPU reference backend's shared code (scripts/cpu/cpu_backend) where the stand-ins' own tests
 (test_standins.py) cannot show it: the sampler arithmetic the planner relies on, and the crash
 consistency of the checkpoint writer. Run by CTest (label cpu)."""
 
 import os
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 from torch.utils.data import DataLoader, DistributedSampler
 
-CPU = Path(__file__).resolve().parents[2] / "scripts" / "cpu"
-sys.path.insert(0, str(CPU / "lib"))
-
-import nxd_checkpoint  # noqa: E402
+from cpu_backend import nxd_checkpoint
 
 
 def trainer_steps(n, dp, mbs, acc, epochs):

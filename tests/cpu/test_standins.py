@@ -11,7 +11,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -24,11 +23,8 @@ LLAMA = CPU / "neuronx-distributed" / "examples" / "training" / "llama"
 VENV = CPU / "neuron-venv" / "bin"
 RECORD = SOURCE / "interfaces" / "neuronx-distributed-2.29.json"
 PY = "/usr/bin/python3"
-sys.path.insert(0, str(CPU / "lib"))
 
-import arrow_ipc  # noqa: E402
-import hf_dataset  # noqa: E402
-import nxd_checkpoint  # noqa: E402
+from cpu_backend import arrow_ipc, hf_dataset, nxd_checkpoint  # noqa: E402
 
 SCRIPTS = {
     "examples/training/llama/tp_zero1_llama_hf_pretrain/tp_zero1_llama_hf_pretrain.py":

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -22,7 +21,6 @@ ROOT = CPU / "torchtitan-neuron"
 VENV = CPU / "torchtitan-venv" / "bin"
 RECORD = SOURCE / "interfaces" / "torchtitan-neuron-2.33.json"
 CONVERT = ROOT / "scripts" / "checkpoint_conversion"
-sys.path.insert(0, str(ROOT))
 
 from torchtitan.components import lr_scheduler  # noqa: E402
 from torchtitan.config import manager  # noqa: E402

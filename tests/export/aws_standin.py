@@ -13,7 +13,6 @@ import os
 import sys
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batch_rules  # noqa: E402
 
 

@@ -16,7 +16,6 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import k8s_rules  # noqa: E402
 
 LOG = os.environ["KUBECTL_STANDIN_LOG"]

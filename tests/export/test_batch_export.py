@@ -13,12 +13,10 @@ import glob
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 import batch_rules  # noqa: E402
 
 BIN = os.environ["TRNSLURM_BIN"]

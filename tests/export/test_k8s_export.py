@@ -14,12 +14,10 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 import k8s_rules  # noqa: E402
 from k8s_rules import broken  # noqa: E402
 

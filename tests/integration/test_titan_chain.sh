@@ -19,7 +19,7 @@ stage_export() { sed -n "s/^export $3='\\(.*\\)'\$/\\1/p" "$1/$2.sh" | head -n 1
 json_of() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 cp "$TRNSLURM_SOURCE_DIR/recipes/tiny-titan-cpu.toml" trnslurm.toml
-"$py" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_titan_inputs.py" data --model llama3 --flavor tiny --docs 40 >/dev/null
+"$TRNSLURM_SOURCE_DIR/scripts/cpu/torchtitan-venv/bin/python3" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_titan_inputs.py" data --model llama3 --flavor tiny --docs 40 >/dev/null
 chmod -R a+rwX "$work"
 
 # Before the count, the plan's steps are an estimate and say so.

@@ -13,8 +13,6 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools", "upstream-interface"))
-sys.path.insert(0, HERE)
 
 import extract_nccom  # noqa: E402
 from test_extract import git  # noqa: E402

@@ -18,7 +18,6 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TOOLS = os.path.join(ROOT, "tools", "upstream-interface")
-sys.path.insert(0, TOOLS)
 
 import record_format  # noqa: E402
 

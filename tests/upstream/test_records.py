@@ -5,12 +5,10 @@ import copy
 import glob
 import json
 import os
-import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools", "upstream-interface"))
 
 import record_format  # noqa: E402
 

@@ -16,10 +16,8 @@ Without --script/--launcher/--log, the package's built-in list is used (neuronx-
 Refuses (exit 2, nothing written) when a path is missing at that revision or a fact cannot be
 read; --check exits 1 when FILE differs from what the sources give."""
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from argparse_facts import ArgparseReader  # noqa: E402
 from gitsrc import ExtractError, GitSource  # noqa: E402

@@ -10,12 +10,10 @@ version is not there. Needs python3-yaml.
                  [--manifest PATH --version V --package NAME --repository URL]"""
 
 import json
-import os
 import sys
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gitsrc import ExtractError, GitSource  # noqa: E402
 from record_io import arguments, write_atomically  # noqa: E402

@@ -9,11 +9,9 @@ looked at again.
 
   extract_nccom.py --repo DIR --rev REV --release NAME --out FILE [--check]"""
 
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from extract_npc import Page  # noqa: E402
 from gitsrc import ExtractError  # noqa: E402

@@ -8,11 +8,9 @@ be looked at again.
 
   extract_npc.py --repo DIR --rev REV --release NAME --out FILE [--check]"""
 
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gitsrc import ExtractError  # noqa: E402
 from record_io import docs_main  # noqa: E402

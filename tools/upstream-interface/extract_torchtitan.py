@@ -14,11 +14,9 @@ Refuses (exit 2, nothing written) when a file or fact is missing at that revisio
 when FILE differs from what the sources give."""
 
 import ast
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from argparse_facts import ArgparseReader  # noqa: E402
 from config_facts import ConfigReader  # noqa: E402

@@ -9,13 +9,11 @@ import sys
 from importlib import import_module
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import torch
 
-import torch  # noqa: E402
-
-from torchtitan.components.checkpoint import write_metadata  # noqa: E402
-from torchtitan.models.decoder import from_hf  # noqa: E402
-from torchtitan.tools import safetensors_io  # noqa: E402
+from torchtitan.components.checkpoint import write_metadata
+from torchtitan.models.decoder import from_hf
+from torchtitan.tools import safetensors_io
 
 
 def build_parser():

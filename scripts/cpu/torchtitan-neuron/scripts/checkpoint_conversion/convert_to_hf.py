@@ -12,12 +12,10 @@ import sys
 from importlib import import_module
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import torch
 
-import torch  # noqa: E402
-
-from torchtitan.models.decoder import to_hf  # noqa: E402
-from torchtitan.tools import safetensors_io  # noqa: E402
+from torchtitan.models.decoder import to_hf
+from torchtitan.tools import safetensors_io
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 

@@ -7,7 +7,7 @@ read with parse_known_args as the example does, and the same conversions on file
   model's config.json FILE; writes <output_dir>/model/dp_rank_00_tp_rank_TT_pp_rank_PP.pt.
 --convert_to_full_state: --input_dir is the DIRECTORY of those shard files (e.g.
   <checkpoint>/step_N/model); writes <output_dir>/checkpoint.pt.
---save_xser / --load_xser: the xser layout (see lib/nxd_checkpoint.py).
+--save_xser / --load_xser: the xser layout (see cpu_backend/nxd_checkpoint.py).
 Refused (exit 2, with the reason): downloads (--hf_model_name), expert parallelism, padded heads
 and intermediate rounding, Megatron-style names, NxDT YAML configs, and --convert_from_xser /
 --convert_to_xser, which upstream 2.29 cannot run either (they call its loaders without an
@@ -15,15 +15,10 @@ expert-parallel rank and fail with a TypeError)."""
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "lib"))
-
-import nxd_checkpoint  # noqa: E402
-import nxd_layout  # noqa: E402
-import standin  # noqa: E402
-from llama import Config  # noqa: E402
+from cpu_backend import nxd_checkpoint, nxd_layout, standin
+from cpu_backend.llama import Config
 
 SCRIPT = "convert_checkpoints.py"
 PARSE_KNOWN = True  # the example reads the converter's parser with parse_known_args

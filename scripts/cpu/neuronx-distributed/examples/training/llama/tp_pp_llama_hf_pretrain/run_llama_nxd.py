@@ -3,7 +3,7 @@
 (release 2.29): the same options read with parse_known_args as upstream (an unknown flag is
 ignored and named on stderr; TRNSLURM_STANDIN_STRICT=1 makes it an error), the same meaning for
 what a plan controls, the same checkpoints and progress lines, run with torchrun on CPUs (see
-scripts/cpu/lib/nxd_trainer.py and scripts/cpu/README.md).
+scripts/cpu/cpu_backend/nxd_trainer.py and scripts/cpu/README.md).
 
 Batch: each data-parallel rank takes --train_batch_size rows per optimizer step, cut into
 --num_microbatches pipeline micro-batches whose gradients accumulate (there is no
@@ -13,14 +13,9 @@ The loop stops at --max_steps, also the length of the cosine schedule (warmup ov
 
 import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "lib"))
-
-import nxd_trainer  # noqa: E402
-import standin  # noqa: E402
+from cpu_backend import nxd_trainer, standin
 
 SCRIPT = "run_llama_nxd.py"
 PARSE_KNOWN = True  # upstream calls parse_known_args

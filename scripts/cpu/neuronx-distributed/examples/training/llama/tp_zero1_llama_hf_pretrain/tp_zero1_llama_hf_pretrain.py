@@ -3,7 +3,7 @@
 examples/training/llama/tp_zero1_llama_hf_pretrain/tp_zero1_llama_hf_pretrain.py (release 2.29):
 the same options, parsed as strictly (parse_args: an unknown flag exits 2), the same meaning for
 what a plan controls, the same checkpoints and LOG lines, run with torchrun on CPUs (see
-scripts/cpu/lib/nxd_trainer.py for the loop and scripts/cpu/README.md for every difference).
+scripts/cpu/cpu_backend/nxd_trainer.py for the loop and scripts/cpu/README.md for every difference).
 
 Batch: --batch_size rows per micro-step on each data-parallel rank, an optimizer step every
 --grad_accum_usteps micro-steps, DP = world size / (TP x CP); global batch = batch_size x
@@ -13,14 +13,9 @@ then linear decay to 0 at max_steps, as transformers' get_linear_schedule_with_w
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "lib"))
-
-import nxd_trainer  # noqa: E402
-import standin  # noqa: E402
+from cpu_backend import nxd_trainer, standin
 
 SCRIPT = "tp_zero1_llama_hf_pretrain.py"
 PARSE_KNOWN = False  # upstream calls parse_args

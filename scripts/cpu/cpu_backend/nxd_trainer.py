@@ -36,12 +36,8 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
-import hf_dataset
-import neuron_cache
-import nxd_checkpoint
-import nxd_layout
-import standin
-from llama import Config, TinyLlama
+from . import hf_dataset, neuron_cache, nxd_checkpoint, nxd_layout, standin
+from .llama import Config, TinyLlama
 
 EXIT_PREEMPTED = 3
 _stop = {"requested": False}

@@ -13,9 +13,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from gloo_collective import DTYPES, is_slow, join, node_name, timed_all_reduce  # noqa: E402
+from cpu_backend.gloo_collective import DTYPES, is_slow, join, node_name, timed_all_reduce
 
 
 def main():

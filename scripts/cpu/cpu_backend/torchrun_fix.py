@@ -46,3 +46,7 @@ def main():
 
     sys.argv[0] = "torchrun"
     torchrun_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import arrow_ipc
+from . import arrow_ipc
 
 # What examples/training/llama/get_dataset.py leaves after tokenizing and grouping: the
 # tokenizer's columns (input_ids, attention_mask) and labels = a copy of input_ids. The dtypes
