@@ -24,7 +24,7 @@ VENV = CPU / "neuron-venv" / "bin"
 RECORD = SOURCE / "interfaces" / "neuronx-distributed-2.29.json"
 PY = "/usr/bin/python3"
 
-from cpu_backend import arrow_ipc, hf_dataset, nxd_checkpoint  # noqa: E402
+from cpu_backend import arrow_ipc, hf_dataset, neuron_cache, nxd_checkpoint, parallel_compile  # noqa: E402
 
 SCRIPTS = {
     "examples/training/llama/tp_zero1_llama_hf_pretrain/tp_zero1_llama_hf_pretrain.py":
@@ -102,22 +102,12 @@ class ParserRecordTest(unittest.TestCase):
         if not record.is_file():
             self.skipTest(f"{record} is not there")
         options = json.loads(record.read_text())["tool"]["options"]
-        parser = load_script_path(VENV / "neuron_parallel_compile").build_parser()
+        parser = parallel_compile.build_parser()
         mine = {a.option_strings[0]: a for a in parser._actions if a.option_strings and a.dest != "help"}
         self.assertEqual(sorted(mine), sorted(o["names"][0] for o in options))
         for o in options:
             values = mine[o["names"][0]].choices
             self.assertEqual(None if values is None else [str(v) for v in values], o.get("values"), o["names"])
-
-
-def load_script_path(path: Path):
-    """A script without a .py suffix, loaded as a module."""
-    from importlib.machinery import SourceFileLoader
-    loader = SourceFileLoader(path.name.replace("-", "_"), str(path))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 class DatasetTest(unittest.TestCase):
@@ -372,7 +362,7 @@ class TrainerTest(unittest.TestCase):
         self.assertIn("Total failed compilations: 0", pre.stdout)
         self.assertNotIn("LOG ", pre.stdout)
         self.assertEqual(nxd_checkpoint.completed_tags(ckpt), [])  # a compile-only run writes no checkpoint
-        entries = sorted((cache / f"neuronxcc-{__import__('neuron_cache').COMPILER_VERSION}").glob("MODULE_*"))
+        entries = sorted((cache / f"neuronxcc-{neuron_cache.COMPILER_VERSION}").glob("MODULE_*"))
         self.assertEqual(len(entries), 2)
         for e in entries:
             self.assertRegex(e.name, r"^MODULE_\d+\+[0-9a-f]{8}$")
