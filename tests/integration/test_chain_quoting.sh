@@ -16,6 +16,9 @@ shellcheck -s bash "runs/$c"/*.sh || fail "shellcheck found problems in the rend
 expect_eq "value in an unquoted context" "$expected" "$(cat "runs/$c/unquoted")"
 expect_eq "value inside double quotes" "[$expected]" "$(cat "runs/$c/double")"
 expect_eq "value inside single quotes (a nested bash -c)" "$expected" "$(cat "runs/$c/single")"
+# ... and in that inner shell's double quotes and here-document (placed without quotes there)
+expect_eq "value in a nested bash -c's double quotes" "[$expected]" "$(cat "runs/$c/single_double")"
+expect_eq "value in a nested bash -c's here-document" "$expected" "$(cat "runs/$c/single_heredoc")"
 expect_eq "value in a stage's env" "<$expected>" "$(cat "runs/$c/env")"
 for m in marker1 marker2 marker3; do
   expect_eq "$m not created" no "$([ -e "$work/$m" ] || [ -e "runs/$c/$m" ] && echo yes || echo no)"

@@ -830,10 +830,8 @@ class QuoteTracker {
         --pipelines_.back().groups;
       } else if (c == '\\' && i + 1 < text.size()) {
         if (text[i + 1] != '\n') word_char(text[i + 1]);  // a backslash-newline joins lines
-      } else if (c == '$' && (at(i + 1) == '\'' || at(i + 1) == '"')) {
-        // $'...' and $"...": the quote opens a string
-      } else if (c != '\'' && c != '"') {
-        word_char(c);
+      } else if (c != '\'' && c != '"' && !(c == '$' && (at(i + 1) == '\'' || at(i + 1) == '"'))) {
+        word_char(c);  // quotes are not characters of the word, nor the $ of $'...' and $"..."
       }
     } else if (top == Frame::comment) {
       // its newline ends the command line: fed again once the comment is closed
