@@ -36,6 +36,16 @@ std::optional<double> mean(std::span<const ProgressPoint> points,
   return n > 0 ? std::optional(sum / static_cast<double>(n)) : std::nullopt;
 }
 
+// A loss as to_json keeps it: a number, or the text std::to_string gave a non-finite one ("nan",
+// "-inf"), read whole. Anything else (text with more after the number, a finite number as text)
+// is not what to_json wrote: the cache is refused and the log read again.
+std::optional<double> kept_loss(const nlohmann::json& v) {
+  if (!v.is_string()) return v.get<double>();
+  const auto loss = parse_number<double>(v.get_ref<const std::string&>());
+  if (!loss || std::isfinite(*loss)) return std::nullopt;
+  return loss;
+}
+
 }  // namespace
 
 void add_line(LogProgress& p, const ProgressLine& line, std::int64_t seen_at) {
@@ -117,20 +127,6 @@ nlohmann::json to_json(const LogProgress& p) {
           {"steps_back", p.steps_back},         {"epoch", or_null(p.epoch)}, {"finished", p.finished},
           {"last_step_seen", p.last_step_seen}, {"long_lines", p.long_lines}};
 }
-
-namespace {
-
-// A loss as to_json keeps it: a number, or the text std::to_string gave a non-finite one ("nan",
-// "-inf"), read whole. Anything else (text with more after the number, a finite number as text)
-// is not what to_json wrote: the cache is refused and the log read again.
-std::optional<double> kept_loss(const nlohmann::json& v) {
-  if (!v.is_string()) return v.get<double>();
-  const auto loss = parse_number<double>(v.get_ref<const std::string&>());
-  if (!loss || std::isfinite(*loss)) return std::nullopt;
-  return loss;
-}
-
-}  // namespace
 
 std::optional<LogProgress> log_progress_from_json(const nlohmann::json& j) {
   try {
