@@ -1099,11 +1099,22 @@ Result<std::string> render_template(std::string_view text, const TemplateValues&
     quotes.finish();
     if (const auto& v = quotes.violation()) return refusal(*v, values.find(v->name)->second, text, origin);
     // A reference a second script holds in its double quotes or here-document loses its quotes
-    // (they would be characters there); from the last, so the earlier positions hold.
-    for (const auto& [offset, at] : references | std::views::reverse) {
-      if (std::ranges::find(quotes.bare(), offset) == quotes.bare().end()) continue;
-      out.erase(out.find('"', at + 1), 1);
-      out.erase(at, 1);
+    // (they would be characters there); one pass over the text, whatever the count.
+    if (!quotes.bare().empty()) {
+      auto bare = quotes.bare();
+      std::ranges::sort(bare);
+      std::string patched;
+      patched.reserve(out.size());
+      std::size_t from = 0;
+      for (const auto& [offset, at] : references) {
+        if (!std::ranges::binary_search(bare, offset)) continue;
+        const auto close = out.find('"', at + 1);
+        patched.append(out, from, at - from);
+        patched.append(out, at + 1, close - at - 1);
+        from = close + 1;
+      }
+      patched.append(out, from);
+      out = std::move(patched);
     }
   }
   return out;
