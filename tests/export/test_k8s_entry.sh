@@ -18,7 +18,8 @@ if ! unshare -m -u true 2>/dev/null; then
   echo "SKIP: no mount and UTS namespaces here (unshare -m -u needs root)"
   exit 77
 fi
-port=$((${TRNSLURM_TEST_PORT_BASE:-24000} + 62))
+# BASE+92: no cluster of the suite uses it (test_neuron_recipes.sh's chains take BASE+61 on).
+port=$((${TRNSLURM_TEST_PORT_BASE:-24000} + 92))
 probe=$TRNSLURM_SOURCE_DIR/tests/export/rendezvous_probe.py
 
 # tiny-cpu's model, plan and cluster (two nodes); a train stage launched as the Batch test's, that
