@@ -1,6 +1,7 @@
-# How `status` judges a chain from what Slurm shows, on a cluster of its own (ports BASE+200...,
-# brought down even when the test fails) set up to show it: no kill_invalid_depend, no
-# accounting, a short MinJobAge, and a Prolog that fails the train job on demand.
+# How `status` judges a chain from what Slurm shows, on a cluster of its own (the directory and
+# ports CTest gives it, BASE+200...: tests/CMakeLists.txt; brought down even when the test fails)
+# set up to show it: no kill_invalid_depend, no accounting, a short MinJobAge, and a Prolog that
+# fails the train job on demand.
 # - Blocked: with the per-job --kill-on-invalid-dep=yes turned off, after a failed stage its
 #   child pends with Reason=DependencyNeverSatisfied and its grandchild with Reason=Dependency.
 #   `status` shows both "blocked: <stage> failed", cancels them, and nothing stays queued.
@@ -19,8 +20,6 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 
-export TRNSLURM_CLUSTER_DIR=$work/cluster TRNSLURM_PORT_BASE=$((TRNSLURM_PORT_BASE + 200))
-chmod 711 "$work"  # slurmctld runs as SlurmUser, not root: it must reach its directory in $work
 export TRNSLURM_DEPENDENCY_PARAMETERS="" TRNSLURM_MIN_JOB_AGE=15 TRNSLURM_PROLOG=$work/prolog
 # The Prolog fails the train stage of the chain named in $work/fail-train, if any.
 cat >"$TRNSLURM_PROLOG" <<PROLOG
