@@ -207,7 +207,16 @@ if [ "$trn_signalled" = time-limit ]; then trn_requeue time-limit; fi
 # trainer's own: end the job now, without keeping its nodes idle.
 trn_sick_nodes() { sinfo -h -N -n "$SLURM_JOB_NODELIST" -o '%t' 2>/dev/null | grep -Eq '\*|down|fail|unk'; }
 trn_live_steps() { squeue -h -s -j "$SLURM_JOB_ID" -o %i 2>/dev/null | grep -E '^[0-9_]+\.[0-9]+$'; }
-if ! trn_live_steps >/dev/null && ! trn_sick_nodes; then
+# srun returns once its tasks have ended, and slurmctld hears of the step's end from the nodes a
+# moment later (seconds on a busy machine): a step listed only that long was ending, not lost.
+trn_steps_ended() {
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    trn_live_steps >/dev/null || return 0
+    sleep 0.5
+  done
+  return 1
+}
+if trn_steps_ended && ! trn_sick_nodes; then
   echo "trnslurm: the command failed (exit $trn_rc) with every node of the job responding: not requeued" >&2
   exit "$trn_rc"
 fi
