@@ -1,5 +1,5 @@
 """MPIJobs checked as Kubernetes and the MPI Operator would check them, as far as their published
-sources say (docs/export.md).
+sources say (docs/export-k8s.md).
 
 The schema: the MPIJob CRD's openAPIV3Schema of kubeflow/mpi-operator 0.8.2, recorded by
 tools/upstream-interface/extract_crd.py in interfaces/k8s/, checked with python3-jsonschema, made

@@ -1,4 +1,4 @@
-# The exported Kubernetes entry point on two "pods" of this machine (docs/export.md): each pod is
+# The exported Kubernetes entry point on two "pods" of this machine (docs/export-k8s.md): each pod is
 # a process in its own UTS and mount namespace, with the host name the MPI Operator gives the pod
 # and an /etc/hosts that resolves the names of the job's service domain (what the cluster's DNS
 # does), given K_MPI_JOB_ROLE, and for the launcher the operator's hostfile at the path
