@@ -34,6 +34,7 @@ cat >"$work/clang-tidy" <<'EOF'
 if [ "$1" = --version ]; then echo "stand-in clang-tidy ${FAKE_TIDY_VERSION:-1}"; exit 0; fi
 for last; do :; done
 echo "$last" >>"$FAKE_TIDY_LOG"
+if [ -n "${FAKE_TIDY_EDIT:-}" ]; then echo '// edited while linted' >>"$FAKE_TIDY_EDIT"; fi
 if grep -q FINDING "$last"; then echo "$last:1:1: error: a finding" >&2; exit 1; fi
 EOF
 chmod +x "$work/clang-tidy"
@@ -58,6 +59,8 @@ expect_eq "the record holds both" 2 "$(grep -c '^core/' "$repo/tools/tidy/clean.
 tidy
 expect_eq "nothing changed: nothing linted" "" "$linted"
 expect_eq "nothing changed: exit 0" 0 "$rc"
+expect_eq "a run without findings leaves the record as it is in the build" "" \
+  "$(diff "$repo/tools/tidy/clean.txt" "$repo/build/tidy-clean.txt")"
 tidy --all
 expect_eq "--all: every file" "core/a.cpp core/b.cpp" "$linted"
 
@@ -103,6 +106,16 @@ expect_eq "not built: linted" "core/b.cpp" "$linted"
 expect_contains "says it was not built" "1 not built" "$err"
 mv "$work/b.o.d" "$repo/build/core/b.o.d"
 
+# A file edited while clang-tidy runs is not recorded as passed.
+echo 'int h2b;' >>"$repo/core/inc/h2.hpp"
+FAKE_TIDY_EDIT=$repo/core/inc/h2.hpp tidy
+expect_eq "edited while linted: linted once" "core/b.cpp" "$linted"
+expect_contains "edited while linted: said" "core/b.cpp changed while clang-tidy ran" "$err"
+expect_eq "edited while linted: left out of the build's record" 1 "$(grep -c '^core/' "$repo/build/tidy-clean.txt")"
+tidy
+expect_eq "edited while linted: linted again" "core/b.cpp" "$linted"
+expect_eq "then recorded" 2 "$(grep -c '^core/' "$repo/build/tidy-clean.txt")"
+
 # A finding: non-zero, and the record is left as it was.
 echo '// FINDING' >>"$repo/core/b.cpp"
 echo 'int h1c;' >>"$repo/core/inc/h1.hpp"
@@ -112,6 +125,11 @@ tidy --record
 checks=$((checks + 1))
 expect_eq "a finding: both changed files linted" "core/a.cpp core/b.cpp" "$linted"
 expect_eq "a finding: the record unchanged" "" "$(diff "$work/record-before" "$repo/tools/tidy/clean.txt")"
+cp "$repo/build/tidy-clean.txt" "$work/build-record-before"
+tidy
+[ "$rc" -ne 0 ] || fail "a finding: expected a non-zero exit without --record too"
+checks=$((checks + 1))
+expect_eq "a finding: the build's record unchanged" "" "$(diff "$work/build-record-before" "$repo/build/tidy-clean.txt")"
 tidy core/a.cpp
 expect_eq "FILE...: only those" "core/a.cpp" "$linted"
 finish

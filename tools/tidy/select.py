@@ -9,11 +9,13 @@ out: a Debian upgrade of them is not noticed) and compares each translation unit
 one recorded when clang-tidy last passed it (tools/tidy/clean.txt). A unit without dependency
 files (not built) or without a compile command is always selected.
 
-  select.py select --build DIR --record FILE --tool VERSION --options TEXT -- SOURCE...
-      prints the sources to lint, one a line; says on stderr how many and why
-  select.py record --build DIR --record FILE --tool VERSION --options TEXT --passed LIST -- SOURCE...
-      rewrites the record: the sources in LIST (a file, one a line: they just passed) and those
-      whose hash the record already holds, each with its hash now
+  select.py select --build DIR --record FILE --tool VERSION --options TEXT --save HASHES -- SOURCE...
+      prints the sources to lint, one a line; says on stderr how many and why; keeps every
+      source's hash in HASHES
+  select.py record ... --save HASHES --passed LIST --out FILE -- SOURCE...
+      writes the record as it is after a run without findings: the sources in LIST (a file, one a
+      line: they just passed) and those whose hash the record already holds, each with its hash;
+      a source that changed while clang-tidy ran (its hash is not the one in HASHES) is left out
 """
 
 import argparse
@@ -27,8 +29,8 @@ HEADER = """\
 # The translation units clang-tidy passed, each with the hash of everything its findings depend on
 # (compile command, the repository's sources and headers it reads, .clang-tidy, scripts/tidy's
 # options, clang-tidy's version). scripts/tidy lints only the units whose hash differs from this
-# record; `scripts/tidy BUILD_DIR --record` rewrites it after a run without findings
-# (tools/tidy/select.py, docs/dev-cluster.md).
+# record. After a run without findings scripts/tidy writes the record as it then is to
+# BUILD_DIR/tidy-clean.txt, or here with --record (tools/tidy/select.py, docs/security.md).
 """
 
 
@@ -157,6 +159,8 @@ def hashes(args):
 def select(args):
     record = read_record(args.record)
     current = hashes(args)
+    with open(args.save, "w", encoding="utf-8") as f:
+        json.dump(current, f)
     chosen = [s for s in args.sources if current[s] is None or record.get(s) != current[s]]
     for source in chosen:
         print(source)
@@ -170,19 +174,23 @@ def select(args):
 def record(args):
     with open(args.passed, encoding="utf-8") as f:
         passed = {line.strip() for line in f if line.strip()}
+    with open(args.save, encoding="utf-8") as f:
+        before = json.load(f)
     old = read_record(args.record)
     current = hashes(args)
     lines = []
     for source in sorted(args.sources):
         h = current[source]
-        if h is not None and (source in passed or old.get(source) == h):
+        if h is not None and h != before.get(source):
+            print(f"tidy: {source} changed while clang-tidy ran: not recorded", file=sys.stderr)
+        elif h is not None and (source in passed or old.get(source) == h):
             lines.append(f"{source} {h}\n")
-    temporary = args.record + ".new"
+    temporary = args.out + ".new"
     with open(temporary, "w", encoding="utf-8") as f:
         f.write(HEADER)
         f.writelines(lines)
-    os.replace(temporary, args.record)
-    print(f"tidy: recorded {len(lines)} of {len(args.sources)} files in {os.path.relpath(args.record, args.repo)}", file=sys.stderr)
+    os.replace(temporary, args.out)
+    print(f"tidy: {len(lines)} of {len(args.sources)} files recorded in {args.out}", file=sys.stderr)
 
 
 def main():
@@ -193,11 +201,13 @@ def main():
     parser.add_argument("--record", required=True)
     parser.add_argument("--tool", required=True, help="clang-tidy --version's output")
     parser.add_argument("--options", required=True, help="the options scripts/tidy passes")
+    parser.add_argument("--save", required=True, help="where select keeps every source's hash for record")
     parser.add_argument("--passed", help="record: a file listing the sources that just passed")
+    parser.add_argument("--out", help="record: the record to write")
     parser.add_argument("sources", nargs="*")
     args = parser.parse_intermixed_args()
-    if args.mode == "record" and not args.passed:
-        parser.error("record needs --passed")
+    if args.mode == "record" and not (args.passed and args.out):
+        parser.error("record needs --passed and --out")
     select(args) if args.mode == "select" else record(args)
 
 
