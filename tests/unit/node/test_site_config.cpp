@@ -95,8 +95,9 @@ TEST_CASE("site_config: a FIFO in an included file's place, or bad arguments, ar
   CHECK_THAT(to_string(bad.site.error()), Catch::Contains("lnc"));
 }
 
-TEST_CASE("site_config: the file that holds the trnslurm line ends the search; includes are followed four "
-          "levels deep at most") {
+TEST_CASE(
+    "site_config: the file that holds the trnslurm line ends the search; includes are followed four "
+    "levels deep at most") {
   ScratchDir first;
   write(first / "plugstack.conf", "include other.conf\nrequired /top/trnslurm.so\n");
   write(first / "other.conf", "required /other/trnslurm.so\n");

@@ -26,7 +26,8 @@ enum class Substitution {
   // Each placeholder becomes a reference to a shell variable (variable_for(name)) that the
   // script exports, single-quoted, at its top: "${V}" where the template is unquoted or inside
   // single quotes (a nested `bash -c '...'` then expands it from the environment), ${V} inside
-  // double quotes and here-documents, the inner shell's of a single-quoted command string too. No value is ever parsed as shell code, whatever it holds and even where the
+  // double quotes and here-documents, the inner shell's of a single-quoted command string too. No value is
+  // ever parsed as shell code, whatever it holds and even where the
   // quoting context is misjudged (the worst case is word splitting).
   variables,
   raw,  // values inserted as they are (the caller quotes the whole result)
