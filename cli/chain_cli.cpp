@@ -127,6 +127,8 @@ int follow_statuses(
   }
   for (;;) {
     auto statuses = refresh_statuses(chains, slurm, pause_for);
+    // Ctrl-C reaches the whole foreground group: squeue, killed by it, is no answer from Slurm.
+    if (!statuses && interrupted()) return exit_running;
     if (!statuses) {
       return exit_with(statuses.error(), ErrorKind::slurm);
     }

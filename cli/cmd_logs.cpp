@@ -137,6 +137,7 @@ int run(const Options& o) {
     if (interrupted()) return exit_ok;
     if (std::chrono::steady_clock::now() >= next_check) {
       auto now = query_chain(chain->stages, slurm);
+      if (!now && interrupted()) return exit_ok;  // Ctrl-C killed squeue too: no answer from Slurm
       if (!now) {
         return exit_with(now.error(), ErrorKind::slurm);
       }

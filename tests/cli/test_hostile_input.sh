@@ -287,6 +287,22 @@ expect_contains "logs -f: the shrinking said" "$log: the log shrank from 11 to "
 expect_eq "logs -f: printed again from its start" "first line
 again" "$(cat "$work/.followed")"
 
+# watch on a live chain (the train stage runs) ends at once on SIGTERM and SIGINT, at the shortest
+# interval and at the longest: exit 3, the chain still running (124: it hung until timeout).
+for interval in 0.1 3600; do
+  for sig in TERM INT; do
+    timeout 20 "$TRNSLURM_BIN" watch "$chain" --interval "$interval" --max-interval "$interval" \
+      >"$work/.watched" 2>"$work/.err" &
+    pid=$!
+    for _ in $(seq 100); do [ -s "$work/.watched" ] && break; sleep 0.1; done
+    sleep 0.5 # a refresh printed: the handler is in place, and watch waits for the next
+    kill -"$sig" "$pid"
+    rc=0
+    wait "$pid" || rc=$?
+    expect_eq "watch --interval $interval on a live chain: ends on SIG$sig with 3" 3 "$rc"
+  done
+done
+
 # stdout that cannot take the log: exit 1 with the reason, at once, -f included.
 for f in "" -f; do
   rc=0
