@@ -39,8 +39,10 @@ std::optional<TokenCountStage> token_count_stage(const Recipe& recipe, const nlo
   s.steps_prologue =
       "# The steps from the corpus's token count (counted by this chain's first job): the plan's own\n"
       "# arithmetic, by trnslurm on this node; the run's plan.json is brought up to date with them.\n"
-      "trn_steps=$({{trnslurm_bin}} steps --run-dir {{run_dir}} --recipe-dir {{recipe_dir}})\n"
-      "eval \"$trn_steps\"\n";
+      "# Kept in the run directory and sourced: a variable holding a command's output that eval then\n"
+      "# reads is what the template check refuses (docs/security.md).\n"
+      "{{trnslurm_bin}} steps --run-dir {{run_dir}} --recipe-dir {{recipe_dir}} >{{run_dir}}/steps.env\n"
+      ". {{run_dir}}/steps.env\n";
   std::error_code ec;
   values["recipe_dir"] = recipe.source.empty()
                              ? std::filesystem::current_path(ec).string()

@@ -226,6 +226,13 @@ class QuoteTracker {
     for (std::size_t k = 0; k < stack_.size(); ++k)
       if (stack_[k] == Frame::heredoc_expanding && bodies_open_[heredoc_index(k)].feeds_shell)
         return "a here-document that a shell reads as its script";
+    if (auto arithmetic = arithmetic_frame()) return arithmetic;
+    if (const auto* c = second_shell()) return c;
+    return std::nullopt;
+  }
+
+  // Why the innermost frames (quotes aside) evaluate what they hold as arithmetic, or nullopt.
+  std::optional<std::string> arithmetic_frame() const {
     for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
       switch (*it) {
         case Frame::arithmetic:
@@ -240,11 +247,9 @@ class QuoteTracker {
         case Frame::param_word:  // $(( ${x:-V} )): the expansion is evaluated after it
           continue;
         default:
-          break;
+          return std::nullopt;
       }
-      break;
     }
-    if (const auto* c = second_shell()) return c;
     return std::nullopt;
   }
 
@@ -782,7 +787,10 @@ class QuoteTracker {
     carry(p.offset, p.name, p.printed);
     if (violation_) return;
     const auto& cmd = commands_.back();
-    if (const auto why = code_context()) {
+    // n=$(find {{dir}} ...); $(( n + 1 )): as in arithmetic itself (and the -i rule), what a
+    // command substitution printed is not the value.
+    const bool printed_into_arithmetic = p.printed && (let_arguments() || arithmetic_frame());
+    if (const auto why = code_context(); why && !printed_into_arithmetic) {
       violation_ =
           Violation{p.offset, p.name, fmt::format("${}, which is later read as code: {}", var, *why)};
     } else if (is_command_frame(stack_.back()) && cmd.word == "$" &&

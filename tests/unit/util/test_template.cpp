@@ -342,7 +342,8 @@ TEST_CASE("template: values reaching code through variables, process substitutio
   REQUIRE_FALSE(at);
   CHECK(at.error().where == "r.toml:3:9");
   CHECK(at.error().what.find("$cmd") != std::string::npos);
-  for (const char* text : {"declare -i n; m={{path}}",
+  for (const char* text : {"n=$(find {{path}} -name done | wc -l)\nnext=$((${n:-0} + 10))",
+                           "declare -i n; m={{path}}",
                            "declare -i n; echo n={{path}}",
                            "declare n; n={{path}}",
                            "declare -i n; n={{n}}",
