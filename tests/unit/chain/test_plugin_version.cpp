@@ -18,7 +18,7 @@ TEST_CASE("plugin_version: major.minor of a plugin_version and of a dotted versi
   CHECK(slurm_major_minor("23.11") == "23.11");
 }
 
-TEST_CASE("plugin_version: the same major.minor as slurmctld loads; another patch release too") {
+TEST_CASE("plugin_version: the same major.minor as slurmctld loads, another patch release too") {
   const auto f = plugin_version_findings(v22_05, std::string("22.05.11"), "22.05.8");
   REQUIRE(f.size() == 1);
   CHECK(f[0].check == "version");
@@ -37,7 +37,7 @@ TEST_CASE("plugin_version: slurmctld older or newer than the plugin fails, eithe
 }
 
 TEST_CASE(
-    "plugin_version: slurmctld out of reach warns; a plugin built for another Slurm than trnslurm warns") {
+    "plugin_version: slurmctld out of reach warns, a plugin built for another Slurm than trnslurm warns") {
   const Result<std::string> down = fail("Unable to contact slurm controller", "scontrol show config");
   auto f = plugin_version_findings(v22_05, down, "22.05.8");
   REQUIRE(f.size() == 1);

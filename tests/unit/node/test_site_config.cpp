@@ -37,7 +37,7 @@ TEST_CASE("site_config: PlugStackConfig of slurm.conf, then the files it include
   CHECK(cfg.site->defaults.lnc == 2);
 }
 
-TEST_CASE("site_config: without PlugStackConfig, plugstack.conf beside slurm.conf; the override wins") {
+TEST_CASE("site_config: without PlugStackConfig, plugstack.conf beside slurm.conf, the override wins") {
   ScratchDir d;
   write(d / "slurm.conf", "ClusterName=c\n");
   write(d / "plugstack.conf", "required /a/trnslurm.so\n");
@@ -96,7 +96,7 @@ TEST_CASE("site_config: a FIFO in an included file's place, or bad arguments, ar
 }
 
 TEST_CASE(
-    "site_config: the file that holds the trnslurm line ends the search; includes are followed four "
+    "site_config: the file that holds the trnslurm line ends the search, includes are followed four "
     "levels deep at most") {
   ScratchDir first;
   write(first / "plugstack.conf", "include other.conf\nrequired /top/trnslurm.so\n");

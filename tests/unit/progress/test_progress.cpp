@@ -167,7 +167,7 @@ TEST_CASE("progress: a log read a little more on each refresh, kept as JSON betw
   CHECK_FALSE(log_progress_from_json(torn));
 }
 
-TEST_CASE("progress: a non-finite loss kept as text comes back; other text in its place is refused") {
+TEST_CASE("progress: a non-finite loss kept as text comes back, other text in its place is refused") {
   LogProgress p;
   ProgressPoint nan_point;
   nan_point.step = 1;
