@@ -8,23 +8,11 @@ py=/usr/bin/python3
 dev_cluster=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
 "$py" "$TRNSLURM_SOURCE_DIR/scripts/cpu/make_nxd_inputs.py" --recipe trnslurm.toml --tokens 3000 >/dev/null
 
-# A test that fails half-way must not leave its chain running into the next test (the workers'
-# MASTER_PORT is the same for every job).
-cancel_chain() { [ -z "${chain:-}" ] || "$trn" cancel "$chain" >/dev/null 2>&1 || true; }
-trap cancel_chain EXIT
-
-# The run directory `submit` printed.
-run_of() { sed -n 's/^run directory //p' <<<"$1" | head -n 1; }
+trap cancel_chain EXIT  # chain_lib.sh
 
 # The job id of a chain's stage, from its manifest (status exits 3 while the chain runs).
 stage_job() {  # CHAIN STAGE
   { "$trn" status "$1" --json || true; } | "$py" -c 'import json,sys; print(next(s["job_id"] for s in json.load(sys.stdin)["stages"] if s["stage"] == sys.argv[1]))' "$2"
-}
-
-# A value the job script of a chain's stage exports (TRNSLURM_CHECKPOINT_DIR, ...): where the
-# chain really writes, whatever the recipe's defaults resolve to.
-stage_export() {  # RUN_DIR STAGE NAME
-  sed -n "s/^export $3='\\(.*\\)'\$/\\1/p" "$1/$2.sh" | head -n 1
 }
 
 # How many times a stage's upstream script started: the "start" events of the stand-ins' log

@@ -11,11 +11,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/chain_lib.sh"
 py=/usr/bin/python3
 dev_cluster=$TRNSLURM_SOURCE_DIR/scripts/dev-cluster
-cancel_chain() { [ -z "${chain:-}" ] || "$trn" cancel "$chain" >/dev/null 2>&1 || true; }
 revive() { "$dev_cluster" revive-node n2 >/dev/null 2>&1 || true; }
 trap 'cancel_chain; revive' EXIT
-run_of() { sed -n 's/^run directory //p' <<<"$1" | head -n 1; }
-stage_export() { sed -n "s/^export $3='\\(.*\\)'\$/\\1/p" "$1/$2.sh" | head -n 1; }
 json_of() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 cp "$TRNSLURM_SOURCE_DIR/recipes/tiny-titan-cpu.toml" trnslurm.toml
