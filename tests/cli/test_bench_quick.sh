@@ -34,4 +34,16 @@ for arm in "stat(2) of every shard, 16 threads" "count, 16 readers (default)" "t
 done
 expect_match "dataset-count --latency: one lookup per shard for stat" "16 threads +[0-9.]+ ms +1\.0[0-9] requests/shard" "$out"
 expect_match "dataset-count --latency: the count's requests" "16 readers .default. +[0-9.]+ ms +8\.0[0-9] requests/shard" "$out"
+
+# hostile: every case of issue 31 refused as it should be (the bench exits 1 on a wrong exit code)
+# and each printed its time and memory; the summary names the target.
+out=$("$TRNSLURM_SOURCE_DIR/bench/hostile" --quick --trnslurm "$TRNSLURM_BIN" 2>&1) || fail "bench/hostile: $out"
+checks=$((checks + 1))
+for case in "recipe is a FIFO" "recipe of 2 GiB" "recipe header 250,000 deep" "site instances 250,000 deep" \
+  "manifest is a FIFO (status)" "watch --interval nan" "placeholder as code" "state.json of 20,000 shards" \
+  "state.json of 1,000,001 values"; do
+  expect_match "hostile: $case refused, measured" "^  ${case//[().]/.} +2 +[0-9.]+ +[0-9.]+ +-?[0-9.]+  (yes|NO)$" "$out"
+done
+expect_match "hostile: per-shard memory" "^state.json: [0-9.]+ MB above --version per 10,000 shards$" "$out"
+expect_match "hostile: the target" "^target: every case <= 1000 ms and <= 16 MB above --version .*: (met|NOT met by .*)$" "$out"
 finish
