@@ -265,14 +265,30 @@ follow logs "$chain" --stage train -f
 stopped TERM "logs -f on a log that grows without newlines"
 follow logs "$chain" --stage train -f
 stopped INT "logs -f on a log that grows without newlines"
-# Without -f: what the log held when it was opened, not what it grows to.
-limited_null() {
-  rc=0
-  timeout 20 bash -c 'ulimit -v 1048576; exec "$@" >/dev/null' _ "$TRNSLURM_BIN" "$@" 2>"$work/.err" || rc=$?
-}
+touch "$work/stop-growing"
+wait "$grower" || true
+rm "$work/stop-growing"
+# Without -f: what the log held when it was opened (1 GiB, sparse), not what it grows to after.
+# The growth starts once trnslurm has the log open: started before, on a loaded machine the log
+# was tens of GiB by the time a slowed trnslurm opened it, and reading those took over 20 s.
 : >"$log"
-limited_null logs "$chain" --stage train
-expect_eq "logs on a log that grows: ends, exit 0 (124: hung)" 0 "$rc"
+truncate -s 1G "$log"
+(
+  rc=0
+  timeout 20 bash -c 'ulimit -v 1048576; exec "$@" >/dev/null' _ "$TRNSLURM_BIN" logs "$chain" --stage train \
+    2>"$work/.err" || rc=$?
+  echo "$rc" >"$work/.rc"
+) &
+reader=$!
+for _ in $(seq 200); do
+  find /proc/[0-9]*/fd -lname "$log" 2>/dev/null | grep -q . && break
+  [ ! -e "$work/.rc" ] || break
+  sleep 0.05
+done
+grow &
+grower=$!
+wait "$reader"
+expect_eq "logs on a log that grows: ends, exit 0 (124: hung)" 0 "$(cat "$work/.rc")"
 touch "$work/stop-growing"
 wait "$grower" || true
 
