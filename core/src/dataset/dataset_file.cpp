@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 #include <utility>
@@ -102,17 +103,47 @@ Result<void> ReadOnlyFile::read(std::uint64_t offset, std::span<std::byte> out, 
   return {};
 }
 
-Result<std::string> read_small_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
+namespace {
+Result<ReadOnlyFile> open_small_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
   auto file = ReadOnlyFile::open(path);
   if (!file) return std::unexpected(file.error());
   if (file->size() > max_bytes) {
     return fail(fmt::format("file of {} bytes is larger than the {} bytes accepted", file->size(), max_bytes),
                 path.string(), "this is not a file that datasets' save_to_disk writes");
   }
+  return file;
+}
+}  // namespace
+
+Result<std::string> read_small_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
+  auto file = open_small_file(path, max_bytes);
+  if (!file) return std::unexpected(file.error());
   std::string text(static_cast<std::size_t>(file->size()), '\0');
   auto ok = file->read(0, std::as_writable_bytes(std::span(text)), "the file");
   if (!ok) return std::unexpected(ok.error());
   return text;
+}
+
+Result<TextReader> TextReader::open(const std::filesystem::path& path, std::uint64_t max_bytes) {
+  auto file = open_small_file(path, max_bytes);
+  if (!file) return std::unexpected(file.error());
+  return TextReader(std::move(*file));
+}
+
+bool TextReader::fill() {
+  if (at_ < chunk_.size()) return true;
+  if (error_ || next_offset_ >= file_.size()) return false;
+  // Large enough that the system calls cost nothing beside the parse, small beside what is kept.
+  constexpr std::uint64_t chunk_bytes = 256u << 10;
+  chunk_.resize(static_cast<std::size_t>(std::min(chunk_bytes, file_.size() - next_offset_)));
+  at_ = 0;
+  if (auto ok = file_.read(next_offset_, std::as_writable_bytes(std::span(chunk_)), "the file"); !ok) {
+    error_ = ok.error();
+    chunk_.clear();
+    return false;
+  }
+  next_offset_ += chunk_.size();
+  return true;
 }
 
 }  // namespace trnslurm::dataset

@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "trnslurm/util/error.hpp"
 
@@ -90,5 +93,51 @@ class Directory {
 
 // Reads a whole small text file (state.json, dataset_info.json...), refusing one over max_bytes.
 Result<std::string> read_small_file(const std::filesystem::path& path, std::uint64_t max_bytes);
+
+// A small text file read a chunk at a time by a parser that pulls one character after another
+// (nlohmann::json::sax_parse over begin(), end()): what is held is one chunk, not the file. It is
+// opened with the checks of read_small_file, and read no further than the size it had then.
+class TextReader {
+ public:
+  static Result<TextReader> open(const std::filesystem::path& path, std::uint64_t max_bytes);
+
+  // A single-pass input iterator over the characters.
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = char;
+    Iterator() = default;
+    explicit Iterator(TextReader* reader) : reader_(reader) {}
+    char operator*() const { return reader_->chunk_[reader_->at_]; }
+    Iterator& operator++() {
+      ++reader_->at_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return done() == other.done(); }
+
+   private:
+    bool done() const { return reader_ == nullptr || !reader_->fill(); }
+    TextReader* reader_ = nullptr;
+  };
+  Iterator begin() { return Iterator(this); }
+  static Iterator end() { return {}; }
+
+  // Why the characters ended before the size the file had when opened (it shrank, a read
+  // failed), if they did.
+  const std::optional<Error>& error() const { return error_; }
+
+ private:
+  explicit TextReader(ReadOnlyFile file) : file_(std::move(file)) {}
+  // True when a character is at at_, reading the next chunk if needed.
+  bool fill();
+  ReadOnlyFile file_;
+  std::string chunk_;
+  std::size_t at_ = 0;
+  std::uint64_t next_offset_ = 0;
+  std::optional<Error> error_;
+};
 
 }  // namespace trnslurm::dataset

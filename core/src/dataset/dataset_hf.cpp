@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <system_error>
 #include <utility>
 
@@ -60,18 +59,25 @@ struct CountingSax final : json::json_sax_t {
   }
 };
 
+Error syntax_error(const fs::path& file, const std::pair<std::size_t, std::string>& error) {
+  return Error{fmt::format("not valid JSON: {}", error.second),
+               where(file, error.first == 0 ? 0 : error.first - 1),
+               "the file is damaged: save the dataset again"};
+}
+
+Error too_many_values(const fs::path& file) {
+  return Error{fmt::format("more than {} JSON values: not read into memory", max_json_values), file.string(),
+               "a dataset's JSON files hold a few values per shard or feature: this one is damaged or not a "
+               "dataset's; save the dataset again"};
+}
+
 Result<json> read_json(const fs::path& file) {
   auto text = read_small_file(file, max_json_bytes);
   if (!text) return std::unexpected(text.error());
   CountingSax counter;
   if (!json::sax_parse(*text, &counter)) {
-    if (counter.error)
-      return fail(fmt::format("not valid JSON: {}", counter.error->second),
-                  where(file, counter.error->first == 0 ? 0 : counter.error->first - 1),
-                  "the file is damaged: save the dataset again");
-    return fail(fmt::format("more than {} JSON values: not read into memory", max_json_values), file.string(),
-                "a dataset's JSON files hold a few values per shard or feature: this one is damaged or not a "
-                "dataset's; save the dataset again");
+    if (counter.error) return std::unexpected(syntax_error(file, *counter.error));
+    return std::unexpected(too_many_values(file));
   }
   return json::parse(*text, nullptr, false);
 }
@@ -82,31 +88,159 @@ bool plain_name(std::string_view name) {
          name.find('\0') == std::string_view::npos;
 }
 
-Result<std::vector<std::string>> file_list(const json& state, const char* key, const fs::path& state_file) {
+// The first name of `names` that an earlier one repeats, by its index: a sort of indices, 4 bytes a
+// name, rather than a set of copies of the names.
+std::optional<std::size_t> first_repeat(const std::vector<std::string>& names) {
+  std::vector<std::uint32_t> order(names.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Stable: equal names stay in list order, so the least index after the first of a run is the repeat.
+  std::ranges::stable_sort(order, {}, [&](std::uint32_t i) -> const std::string& { return names[i]; });
+  std::optional<std::size_t> first;
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    if (names[order[k]] == names[order[k - 1]] && (!first || order[k] < *first)) first = order[k];
+  }
+  return first;
+}
+
+// One of state.json's shard lists ('_data_files', '_indices_data_files') as it is read: the
+// names up to the first entry refused, and why that one was.
+struct ShardList {
+  const char* key;
   std::vector<std::string> names;
-  const auto it = state.find(key);
-  if (it == state.end() || it->is_null()) return names;
-  if (!it->is_array())
-    return fail(fmt::format("'{}' is not a list", key), state_file.string(), "save the dataset again");
-  std::set<std::string> seen;
-  for (const auto& entry : *it) {
-    const auto name = entry.is_object() ? entry.find("filename") : entry.end();
-    if (name == entry.end() || !name->is_string()) {
-      return fail(fmt::format("an entry of '{}' has no \"filename\" string", key), state_file.string(),
-                  "save the dataset again");
-    }
-    const auto& s = name->get_ref<const std::string&>();
-    if (!plain_name(s)) {
-      return fail(fmt::format("shard name '{}' in '{}' is not a file name in this directory", s, key),
-                  state_file.string(), "shard names must not hold '/' or be '.' or '..'");
-    }
-    if (!seen.insert(s).second) {
-      return fail(fmt::format("shard '{}' is listed twice in '{}'", s, key), state_file.string(),
+  std::optional<Error> refused;
+
+  // The names, or the refusal of the first entry that is not right, in list order: a repeat of an
+  // earlier name is found at the end, and comes before any entry refused after it.
+  Result<std::vector<std::string>> take(const fs::path& state_file) && {
+    if (const auto repeat = first_repeat(names)) {
+      return fail(fmt::format("shard '{}' is listed twice in '{}'", names[*repeat], key), state_file.string(),
                   "each shard is counted once: save the dataset again");
     }
-    names.push_back(s);
+    if (refused) return std::unexpected(std::move(*refused));
+    return std::move(names);
   }
-  return names;
+};
+
+// What is used of state.json.
+struct State {
+  std::string split;
+  ShardList data{"_data_files", {}, {}};
+  ShardList indices{"_indices_data_files", {}, {}};
+};
+
+// Reads state.json in one pass over its text, keeping what is used (the split, the shard names)
+// and nothing else: no document is built, so a list of 200,000 shards costs their names, not a
+// JSON tree of them. Every value is counted against max_json_values all the same. Where a key
+// is repeated, the last one counts, as it would in a parsed document.
+class StateSax final : public json::json_sax_t {
+ public:
+  explicit StateSax(fs::path file) : file_(std::move(file)) {}
+
+  State state;
+  std::size_t values = 0;
+  bool too_many = false;
+  std::optional<std::pair<std::size_t, std::string>> error;  // byte, message
+  bool is_object = false;
+
+  bool null() override { return value(Kind::null); }
+  bool boolean(bool) override { return value(Kind::other); }
+  bool number_integer(json::number_integer_t) override { return value(Kind::other); }
+  bool number_unsigned(json::number_unsigned_t) override { return value(Kind::other); }
+  bool number_float(json::number_float_t, const json::string_t&) override { return value(Kind::other); }
+  bool string(json::string_t& s) override { return value(Kind::string, &s); }
+  bool binary(json::binary_t&) override { return value(Kind::other); }
+  bool start_object(std::size_t) override { return value(Kind::object) && (++depth_, true); }
+  bool start_array(std::size_t) override { return value(Kind::array) && (++depth_, true); }
+  bool key(json::string_t& k) override {
+    if (depth_ == 1)
+      member_ = k == "_split"                ? Member::split
+                : k == "_data_files"         ? Member::data
+                : k == "_indices_data_files" ? Member::indices
+                                             : Member::other;
+    if (depth_ == 3) filename_key_ = k == "filename";
+    return true;
+  }
+  bool end_object() override {
+    if (--depth_ == 2 && list_ != nullptr && !list_->refused) end_entry();
+    return true;
+  }
+  bool end_array() override {
+    if (--depth_ == 1) list_ = nullptr;
+    return true;
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
+    error = {byte, e.what()};
+    return false;
+  }
+
+ private:
+  enum class Kind { null, string, object, array, other };
+  enum class Member { split, data, indices, other };
+
+  // A value (or the start of one) at depth_: 0 the document, 1 a member of it, 2 an entry of a
+  // shard list, 3 a member of that entry.
+  bool value(Kind kind, json::string_t* s = nullptr) {
+    too_many = ++values > max_json_values;
+    if (too_many) return false;
+    if (depth_ == 0) {
+      is_object = kind == Kind::object;
+    } else if (depth_ == 1 && member_ == Member::split) {
+      state.split = kind == Kind::string ? std::move(*s) : std::string();
+    } else if (depth_ == 1 && (member_ == Member::data || member_ == Member::indices)) {
+      auto& list = member_ == Member::data ? state.data : state.indices;
+      list = ShardList{list.key, {}, {}};
+      if (kind == Kind::array)
+        list_ = &list;
+      else if (kind != Kind::null)
+        list.refused =
+            Error{fmt::format("'{}' is not a list", list.key), file_.string(), "save the dataset again"};
+    } else if (depth_ == 2 && list_ != nullptr && !list_->refused) {
+      name_.reset();
+      filename_key_ = false;
+      if (kind != Kind::object) no_filename();
+    } else if (depth_ == 3 && list_ != nullptr && !list_->refused && filename_key_) {
+      name_ = kind == Kind::string ? std::optional(std::move(*s)) : std::nullopt;
+    }
+    return true;
+  }
+
+  void no_filename() {
+    list_->refused = Error{fmt::format("an entry of '{}' has no \"filename\" string", list_->key),
+                           file_.string(), "save the dataset again"};
+  }
+
+  void end_entry() {
+    if (!name_) return no_filename();
+    if (!plain_name(*name_)) {
+      list_->refused = Error{
+          fmt::format("shard name '{}' in '{}' is not a file name in this directory", *name_, list_->key),
+          file_.string(), "shard names must not hold '/' or be '.' or '..'"};
+      return;
+    }
+    list_->names.push_back(std::move(*name_));
+  }
+
+  fs::path file_;
+  std::size_t depth_ = 0;
+  Member member_ = Member::other;
+  ShardList* list_ = nullptr;  // the shard list whose entries are being read
+  bool filename_key_ = false;
+  std::optional<std::string> name_;  // the entry's "filename", if a string
+};
+
+// state.json, read with StateSax: the same refusals, in the same order, as a parsed document.
+Result<State> read_state(const fs::path& file) {
+  auto reader = TextReader::open(file, max_json_bytes);
+  if (!reader) return std::unexpected(reader.error());
+  StateSax sax(file);
+  const bool ok = json::sax_parse(reader->begin(), reader->end(), &sax);
+  if (reader->error()) return std::unexpected(*reader->error());
+  if (!ok) {
+    if (sax.error) return std::unexpected(syntax_error(file, *sax.error));
+    return std::unexpected(too_many_values(file));
+  }
+  if (!sax.is_object) return fail("not a JSON object", file.string(), "save the dataset again");
+  return std::move(sax.state);
 }
 
 // dataset_info.json's count is the one datasets computed when the split was built: map, filter and
@@ -146,12 +280,10 @@ Result<DatasetCount> count_hf(const fs::path& dir, const DatasetRequest& request
   std::string split;
   const auto state_file = dir / "state.json";
   if (path_exists(state_file)) {
-    auto state = read_json(state_file);
+    auto state = read_state(state_file);
     if (!state) return std::unexpected(state.error());
-    if (!state->is_object()) return fail("not a JSON object", state_file.string(), "save the dataset again");
-    if (const auto s = state->find("_split"); s != state->end() && s->is_string())
-      split = s->get<std::string>();
-    auto names = file_list(*state, "_data_files", state_file);
+    split = std::move(state->split);
+    auto names = std::move(state->data).take(state_file);
     if (!names) return std::unexpected(names.error());
     if (names->empty()) {
       return fail("state.json lists no data files", state_file.string(), "save the dataset again");
@@ -162,7 +294,7 @@ Result<DatasetCount> count_hf(const fs::path& dir, const DatasetRequest& request
     if (auto r = shards.finish(out); !r) return std::unexpected(r.error());
     // Datasets before 2.8 could save an indices mapping (after select/shuffle) beside the data:
     // the dataset's rows are then the mapping's rows.
-    auto indices = file_list(*state, "_indices_data_files", state_file);
+    auto indices = std::move(state->indices).take(state_file);
     if (!indices) return std::unexpected(indices.error());
     if (!indices->empty()) {
       DatasetRequest plain = request;

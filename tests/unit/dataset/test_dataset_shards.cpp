@@ -131,3 +131,126 @@ TEST_CASE("dataset shards: a hostile 64 MiB state.json is refused before it fill
   CHECK(c.error().what == "more than 1000000 JSON values: not read into memory");
   CHECK(c.error().where == (dir.path() / "state.json").string());
 }
+
+// Issue 31: state.json is read in one pass that keeps the split and the shard names only. What
+// it keeps and refuses must be what a parsed document gives.
+namespace {
+
+struct StateDir {
+  trnslurm::test::ScratchDir dir;
+  StateDir() { make_hf_dir(dir.path(), 2); }
+  Result<DatasetCount> count(const std::string& state) const {
+    std::ofstream(dir.path() / "state.json", std::ios::binary | std::ios::trunc) << state;
+    return count_dataset({.path = dir.path()});
+  }
+  std::string refusal(const std::string& state) const {
+    const auto c = count(state);
+    return c ? std::string("(counted)") : c.error().what;
+  }
+};
+
+constexpr const char* d0 = R"({"filename": "data-00000-of-00002.arrow"})";
+constexpr const char* d1 = R"({"filename": "data-00001-of-00002.arrow"})";
+
+}  // namespace
+
+TEST_CASE("dataset shards: state.json entries keep their filename, whatever else they hold") {
+  const StateDir s;
+  // dataset_info.json's count for the split named in state.json is compared: a warning shows
+  // which split was read.
+  std::ofstream(s.dir.path() / "dataset_info.json")
+      << R"({"splits": {"train": {"num_examples": 14}, "validation": {"num_examples": 99}}})";
+  // Extra keys, nested, before and after "filename"; a "filename" nested deeper is not the
+  // entry's; "_split" after the lists; other members holding the keys looked for.
+  const auto c = s.count(
+      R"({"_format_kwargs": {"_split": "train", "_data_files": 5, "filename": "x"},
+          "_data_files": [{"meta": {"filename": "nope", "list": [{"filename": 1}]}, "filename": "data-00000-of-00002.arrow",
+                           "after": [[{"filename": null}]]},
+                          {"x": 1, "filename": "data-00001-of-00002.arrow"}],
+          "_fingerprint": "f", "_indices_data_files": null, "_split": "validation"})");
+  REQUIRE(c.has_value());
+  CHECK(c->files == 2);
+  CHECK(c->rows == 14);
+  REQUIRE(c->warnings.size() == 1);
+  CHECK(c->warnings[0].find("says 99 examples for split 'validation'") != std::string::npos);
+
+  // Where a key is repeated the last one counts, as in a parsed document.
+  CHECK(
+      s.refusal(
+          R"({"_data_files": 5, "_data_files": [{"filename": null, "filename": "data-00000-of-00002.arrow"}]})") ==
+      "(counted)");
+  CHECK(s.refusal(R"({"_data_files": [{"filename": "data-00000-of-00002.arrow"}], "_data_files": {}})") ==
+        "'_data_files' is not a list");
+  CHECK(s.refusal(R"({"_data_files": [{"filename": "data-00000-of-00002.arrow", "filename": 3}]})") ==
+        "an entry of '_data_files' has no \"filename\" string");
+  const auto split =
+      s.count(fmt::format(R"({{"_split": "validation", "_data_files": [{}, {}], "_split": 3}})", d0, d1));
+  REQUIRE(split.has_value());
+  CHECK(split->warnings.empty());  // the split asked for (train) is the one compared
+}
+
+TEST_CASE("dataset shards: state.json refusals, in a parsed document's order") {
+  const StateDir s;
+  const std::string no_filename = "an entry of '_data_files' has no \"filename\" string";
+  CHECK(s.refusal(fmt::format("[{{\"_data_files\": [{}]}}]", d0)) == "not a JSON object");
+  CHECK(s.refusal("\"state\"") == "not a JSON object");
+  CHECK(s.refusal(R"({"_data_files": {"filename": "data-00000-of-00002.arrow"}})") ==
+        "'_data_files' is not a list");
+  CHECK(s.refusal(R"({"_data_files": "data-00000-of-00002.arrow"})") == "'_data_files' is not a list");
+  CHECK(s.refusal(R"({"_data_files": null})") == "state.json lists no data files");
+  CHECK(s.refusal(R"({"_data_files": []})") == "state.json lists no data files");
+  CHECK(s.refusal(R"({"_fingerprint": "f"})") == "state.json lists no data files");
+  CHECK(s.refusal(R"({"_data_files": [{"meta": {"filename": "data-00000-of-00002.arrow"}}]})") ==
+        no_filename);
+  CHECK(s.refusal(R"({"_data_files": [{"filename": 7}]})") == no_filename);
+  CHECK(s.refusal(R"({"_data_files": [{"filename": ["data-00000-of-00002.arrow"]}]})") == no_filename);
+  CHECK(s.refusal(R"({"_data_files": [["data-00000-of-00002.arrow"]]})") == no_filename);
+  CHECK(s.refusal(fmt::format(R"({{"_data_files": [{}, "data-00001-of-00002.arrow"]}})", d0)) == no_filename);
+  CHECK(s.refusal(R"({"_data_files": [{"filename": ".."}]})") ==
+        "shard name '..' in '_data_files' is not a file name in this directory");
+  // The first entry in the list that is wrong is the one named: a repeat before a bad entry...
+  CHECK(s.refusal(fmt::format(R"({{"_data_files": [{}, {}, {}, {}, 5]}})", d0, d1, d1, d0)) ==
+        "shard 'data-00001-of-00002.arrow' is listed twice in '_data_files'");
+  // ...and a bad entry before a repeat.
+  CHECK(s.refusal(fmt::format(R"({{"_data_files": [{}, {{"filename": "a/b"}}, {}]}})", d0, d0)) ==
+        "shard name 'a/b' in '_data_files' is not a file name in this directory");
+  // The indices mapping is looked at once the data files are counted.
+  CHECK(s.refusal(fmt::format(R"({{"_indices_data_files": 1, "_data_files": [{}]}})", d0)) ==
+        "'_indices_data_files' is not a list");
+  CHECK(s.refusal(fmt::format(R"({{"_indices_data_files": 1, "_data_files": [{}, {{}}]}})", d0)) ==
+        no_filename);
+  CHECK(s.refusal(fmt::format(R"({{"_indices_data_files": [{}, {}], "_data_files": [{}]}})", d1, d1, d0)) ==
+        "shard 'data-00001-of-00002.arrow' is listed twice in '_indices_data_files'");
+}
+
+TEST_CASE("dataset shards: state.json is read past its first chunk, and checked as a file first") {
+  const StateDir s;
+  // A syntax error a megabyte in: its offset counts every byte before it.
+  const std::string padding(1u << 20, 'x');
+  const std::string broken = fmt::format(R"({{"_fingerprint": "{}", "_data_files": [{}], }})", padding, d0);
+  const auto c = s.count(broken);
+  REQUIRE_FALSE(c.has_value());
+  CHECK(c.error().what.starts_with("not valid JSON: "));
+  CHECK(c.error().where ==
+        fmt::format("{}:offset {}", (s.dir.path() / "state.json").string(), broken.size() - 1));
+  const auto padded =
+      s.count(fmt::format(R"({{"_fingerprint": "{}", "_data_files": [{}, {}]}})", padding, d0, d1));
+  REQUIRE(padded.has_value());
+  CHECK(padded->rows == 14);
+
+  std::filesystem::remove(s.dir.path() / "state.json");
+  std::filesystem::create_directory(s.dir.path() / "state.json");
+  const auto dir = count_dataset({.path = s.dir.path(), .format = DatasetFormat::hf});
+  REQUIRE_FALSE(dir.has_value());
+  CHECK(dir.error().what == "not a regular file");
+  std::filesystem::remove(s.dir.path() / "state.json");
+
+  {
+    std::ofstream big(s.dir.path() / "state.json", std::ios::binary);
+    big << fmt::format(R"({{"_data_files": [{}], "_fingerprint": ")", d0);
+  }
+  std::filesystem::resize_file(s.dir.path() / "state.json", (64u << 20) + 1);
+  const auto large = count_dataset({.path = s.dir.path()});
+  REQUIRE_FALSE(large.has_value());
+  CHECK(large.error().what == "file of 67108865 bytes is larger than the 67108864 bytes accepted");
+}
