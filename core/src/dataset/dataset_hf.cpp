@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <system_error>
@@ -228,13 +229,93 @@ class StateSax final : public json::json_sax_t {
   std::optional<std::string> name_;  // the entry's "filename", if a string
 };
 
+// nlohmann's lexer holds a string or number whole, twice (its text and its value, each grown by
+// doubling): one string of 63 MiB cost 192 MB. state.json's strings are names and fingerprints.
+constexpr std::size_t max_token_bytes = 1u << 20;
+
+// The characters of a JSON text as the lexer pulls them, ending early (and saying where) at a
+// string or number longer than max_token_bytes. It follows strings and escapes only as far as
+// needed to measure them: a text it misreads is one the lexer refuses anyway.
+class TokenLimit {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = char;
+    Iterator() = default;
+    Iterator(TextReader::Iterator inner, TokenLimit* limit) : inner_(inner), limit_(limit) {}
+    char operator*() const { return *inner_; }
+    Iterator& operator++() {
+      limit_->see(*inner_);
+      ++inner_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return done() == other.done(); }
+
+   private:
+    bool done() const { return limit_ == nullptr || limit_->too_long || inner_ == TextReader::end(); }
+    TextReader::Iterator inner_;
+    TokenLimit* limit_ = nullptr;
+  };
+
+  std::optional<std::uint64_t> too_long;  // the offset of the token's first byte
+
+ private:
+  static bool separator(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '{' || c == '}' || c == '[' || c == ']' ||
+           c == ',' || c == ':';
+  }
+  void see(char c) {
+    const auto at = offset_++;
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+        run_ = 0;
+        return;
+      }
+    } else if (c == '"') {
+      in_string_ = true;
+      run_ = 0;
+      start_ = at;
+      return;
+    } else if (separator(c)) {
+      run_ = 0;
+      return;
+    } else if (run_ == 0) {
+      start_ = at;
+    }
+    if (++run_ > max_token_bytes) too_long = start_;
+  }
+  bool in_string_ = false;
+  bool escaped_ = false;
+  std::size_t run_ = 0;
+  std::uint64_t start_ = 0;
+  std::uint64_t offset_ = 0;
+};
+
 // state.json, read with StateSax: the same refusals, in the same order, as a parsed document.
 Result<State> read_state(const fs::path& file) {
   auto reader = TextReader::open(file, max_json_bytes);
   if (!reader) return std::unexpected(reader.error());
   StateSax sax(file);
-  const bool ok = json::sax_parse(reader->begin(), reader->end(), &sax);
+  TokenLimit limit;
+  const bool ok =
+      json::sax_parse(TokenLimit::Iterator(reader->begin(), &limit), TokenLimit::Iterator(), &sax);
   if (reader->error()) return std::unexpected(*reader->error());
+  if (limit.too_long) {
+    return fail(
+        fmt::format("a JSON string or number of more than {} bytes: not read into memory", max_token_bytes),
+        where(file, *limit.too_long),
+        "state.json holds shard names and short values: this one is damaged or not a dataset's; save the "
+        "dataset again");
+  }
   if (!ok) {
     if (sax.error) return std::unexpected(syntax_error(file, *sax.error));
     return std::unexpected(too_many_values(file));

@@ -238,6 +238,24 @@ TEST_CASE("dataset shards: state.json is read past its first chunk, and checked 
   REQUIRE(padded.has_value());
   CHECK(padded->rows == 14);
 
+  // A string or number past 1 MiB is refused where it starts (the padding above is 1 MiB exactly):
+  // the parser would hold it whole, twice.
+  const std::string state_json = (s.dir.path() / "state.json").string();
+  const std::string too_long = "a JSON string or number of more than 1048576 bytes: not read into memory";
+  const auto string = s.count(fmt::format(R"({{"_data_files": [{}], "_fingerprint": "{}x"}})", d0, padding));
+  REQUIRE_FALSE(string.has_value());
+  CHECK(string.error().what == too_long);
+  CHECK(string.error().where == fmt::format("{}:offset {}", state_json, 77));
+  const auto escaped = s.count(fmt::format(R"({{"_split": "{}\"ab"}})", padding.substr(2)));
+  REQUIRE_FALSE(escaped.has_value());
+  CHECK(escaped.error().what == too_long);
+  CHECK(escaped.error().where == fmt::format("{}:offset {}", state_json, 11));
+  const auto number =
+      s.count(fmt::format(R"({{"_data_files": [{}], "_n": 1{}}})", d0, std::string(1u << 20, '0')));
+  REQUIRE_FALSE(number.has_value());
+  CHECK(number.error().what == too_long);
+  CHECK(number.error().where == fmt::format("{}:offset {}", state_json, 67));
+
   std::filesystem::remove(s.dir.path() / "state.json");
   std::filesystem::create_directory(s.dir.path() / "state.json");
   const auto dir = count_dataset({.path = s.dir.path(), .format = DatasetFormat::hf});
