@@ -33,8 +33,9 @@ bool path_exists(const fs::path& p) {
 // Counts the values of a JSON text without building it, and stops at the first syntax error or
 // past max_json_values. A SAX pass, not a parser callback: nlohmann's callback parser looks
 // through the enclosing array for a discarded value after every object, which made a state.json
-// of 200,000 shards take 20 s (the square of the count) before its first error.
-struct CountingSax final : json::json_sax_t {
+// of 200,000 shards take 20 s (the square of the count) before its first error. StateSax counts
+// with it, and keeps what it reads.
+struct CountingSax : json::json_sax_t {
   std::size_t values = 0;
   bool too_many = false;
   std::optional<std::pair<std::size_t, std::string>> error;  // byte, message
@@ -133,14 +134,11 @@ struct State {
 // and nothing else: no document is built, so a list of 200,000 shards costs their names, not a
 // JSON tree of them. Every value is counted against max_json_values all the same. Where a key
 // is repeated, the last one counts, as it would in a parsed document.
-class StateSax final : public json::json_sax_t {
+class StateSax final : public CountingSax {
  public:
   explicit StateSax(fs::path file) : file_(std::move(file)) {}
 
   State state;
-  std::size_t values = 0;
-  bool too_many = false;
-  std::optional<std::pair<std::size_t, std::string>> error;  // byte, message
   bool is_object = false;
 
   bool null() override { return value(Kind::null); }
@@ -169,10 +167,6 @@ class StateSax final : public json::json_sax_t {
     if (--depth_ == 1) list_ = nullptr;
     return true;
   }
-  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
-    error = {byte, e.what()};
-    return false;
-  }
 
  private:
   enum class Kind { null, string, object, array, other };
@@ -181,8 +175,7 @@ class StateSax final : public json::json_sax_t {
   // A value (or the start of one) at depth_: 0 the document, 1 a member of it, 2 an entry of a
   // shard list, 3 a member of that entry.
   bool value(Kind kind, json::string_t* s = nullptr) {
-    too_many = ++values > max_json_values;
-    if (too_many) return false;
+    if (!count()) return false;
     if (depth_ == 0) {
       is_object = kind == Kind::object;
     } else if (depth_ == 1 && member_ == Member::split) {
